@@ -1,0 +1,10 @@
+export function App() {
+  return (
+    <main style={{ fontFamily: "system-ui, sans-serif", maxWidth: 720, margin: "2rem auto" }}>
+      <h1 data-testid="app-title">LOOP Playground</h1>
+      <p>
+        Train reinforcement-learning agents in your browser. The playground is under construction.
+      </p>
+    </main>
+  );
+}
