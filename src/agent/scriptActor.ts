@@ -1,0 +1,190 @@
+import {
+  type Act,
+  type Actor,
+  ERROR_PREFIX,
+  formatAction,
+  type Json,
+  type JsonObject,
+  observationBody,
+  ScriptError,
+} from "../env";
+import { Rng } from "../env/rng";
+
+/**
+ * Rates of the demonstrator's flaws, the behaviours the paper saw RL remove. All zero = the expert.
+ */
+export interface Flaws {
+  /** Call an API without reading its doc first. */
+  skipDoc: number;
+  /** When the doc was skipped: call with a wrong argument name (then read the doc and retry). */
+  wrongArgName: number;
+  /** Stop paging after the first page. */
+  firstPageOnly: number;
+  /** Assume a value (e.g. an email guessed from a name) instead of looking it up. */
+  assume: number;
+  /** After a failed call, give up (complete the task unfinished) instead of recovering. */
+  giveUp: number;
+}
+
+export const NO_FLAWS: Flaws = {
+  skipDoc: 0,
+  wrongArgName: 0,
+  firstPageOnly: 0,
+  assume: 0,
+  giveUp: 0,
+};
+
+/** Thrown in a script when the actor gives up; the policy then completes the task unfinished. */
+export class GiveUp extends Error {}
+
+/** Plausible wrong names for arguments (what a model that skipped the doc might write). */
+const WRONG_NAMES: Record<string, string> = {
+  amount: "value",
+  query: "search",
+  title: "name",
+  message: "text",
+  content: "text",
+  body: "text",
+  recipients: "to",
+  date: "day",
+  note: "memo",
+  tags: "tag",
+  path: "file",
+  directory: "dir",
+  quantity: "count",
+  relationship: "relation",
+};
+
+export function wrongName(name: string): string {
+  if (WRONG_NAMES[name]) return WRONG_NAMES[name] as string;
+  const parts = name.split("_");
+  return parts.length > 1 ? (parts[parts.length - 1] as string) : `${name}_value`;
+}
+
+type Parsed = { ok: true; value: Json } | { ok: false; error: string };
+
+/** Reads an observation: an error, JSON, or plain text. */
+export function readObservation(observation: string): Parsed {
+  const body = observationBody(observation);
+  if (body.startsWith(ERROR_PREFIX)) return { ok: false, error: body.slice(ERROR_PREFIX.length) };
+  const first = body[0];
+  if (first === "{" || first === "[" || first === '"') {
+    try {
+      return { ok: true, value: JSON.parse(body) as Json };
+    } catch {
+      return { ok: false, error: `unreadable observation: ${body.slice(0, 80)}` };
+    }
+  }
+  return { ok: true, value: body };
+}
+
+/** Apps and APIs the prompt already explains: no doc lookup needed. */
+function documentedInPrompt(app: string, api: string): boolean {
+  return app === "supervisor" || app === "api_docs" || api === "login";
+}
+
+/**
+ * Acts for solution scripts by writing action texts and reading observations only. With NO_FLAWS it
+ * is the expert; with flaw rates and a seed, the demonstrator.
+ */
+export class ScriptActor implements Actor {
+  private readonly docsRead = new Set<string>();
+  private readonly tokens = new Map<string, string>();
+  private passwords: Map<string, string> | null = null;
+  private email = "";
+  private phone = "";
+
+  constructor(
+    private readonly flaws: Flaws = NO_FLAWS,
+    private readonly rng: Rng = new Rng(0),
+  ) {}
+
+  /** Reads the user's email and phone from the prompt (the first observation). */
+  observePrompt(prompt: string): void {
+    this.email = /email ([^\s,)]+)/.exec(prompt)?.[1] ?? "";
+    this.phone = /phone ([0-9-]+)/.exec(prompt)?.[1] ?? "";
+  }
+
+  private flawed(kind: keyof Flaws): boolean {
+    const p = this.flaws[kind];
+    return p > 0 && this.rng.chance(p);
+  }
+
+  private *readDoc(app: string, api: string): Act<void> {
+    const obs = yield formatAction("api_docs", "show_api_doc", { app_name: app, api_name: api });
+    const r = readObservation(obs);
+    if (!r.ok) throw new ScriptError(r.error);
+    this.docsRead.add(`${app}.${api}`);
+  }
+
+  *call(app: string, api: string, args: JsonObject = {}): Act<Json> {
+    let skipped = false;
+    if (!documentedInPrompt(app, api) && !this.docsRead.has(`${app}.${api}`)) {
+      if (this.flawed("skipDoc")) skipped = true;
+      else yield* this.readDoc(app, api);
+    }
+    let sent = args;
+    const names = Object.keys(args).filter((k) => k !== "access_token" && k !== "page_index");
+    if (skipped && names.length > 0 && this.flawed("wrongArgName")) {
+      const victim = this.rng.pick(names);
+      sent = {};
+      for (const [k, v] of Object.entries(args)) sent[k === victim ? wrongName(k) : k] = v;
+    }
+    let r = readObservation(yield formatAction(app, api, sent));
+    if (!r.ok) {
+      if (this.flawed("giveUp")) throw new GiveUp(r.error);
+      if (sent === args) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
+      // Recover the way the prompt teaches: read the doc, then call again correctly.
+      yield* this.readDoc(app, api);
+      r = readObservation(yield formatAction(app, api, args));
+      if (!r.ok) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
+    }
+    return r.value;
+  }
+
+  *login(app: string): Act<string> {
+    const known = this.tokens.get(app);
+    if (known) return known;
+    if (!this.passwords) {
+      const list = yield* this.call("supervisor", "show_account_passwords");
+      if (!Array.isArray(list)) throw new ScriptError("no password list");
+      this.passwords = new Map(
+        list.map((x) => [
+          (x as JsonObject).account_name as string,
+          (x as JsonObject).password as string,
+        ]),
+      );
+    }
+    const password = this.passwords.get(app);
+    if (!password) throw new ScriptError(`no password for ${app}`);
+    const username = app === "phone" ? this.phone : this.email;
+    const result = (yield* this.call(app, "login", { username, password })) as JsonObject;
+    const token = result.access_token;
+    if (typeof token !== "string") throw new ScriptError("login returned no token");
+    this.tokens.set(app, token);
+    return token;
+  }
+
+  *pages(app: string, api: string, args: JsonObject = {}): Act<JsonObject[]> {
+    const all: JsonObject[] = [];
+    for (let page = 0; ; page++) {
+      const items = yield* this.call(app, api, { ...args, page_index: page });
+      if (!Array.isArray(items)) throw new ScriptError(`${app}.${api} did not return a list`);
+      if (items.length === 0) return all;
+      all.push(...(items as JsonObject[]));
+      if (page === 0 && this.flawed("firstPageOnly")) return all;
+    }
+  }
+
+  *recall<T extends Json>(guess: T, lookup: () => Act<T>): Act<T> {
+    if (this.flawed("assume")) return guess;
+    return yield* lookup();
+  }
+
+  *finish(answer?: Json): Act<void> {
+    const args: JsonObject = {};
+    if (answer !== undefined && answer !== null)
+      args.answer = Array.isArray(answer) ? answer.join(", ") : String(answer);
+    yield formatAction("supervisor", "complete_task", args);
+  }
+}

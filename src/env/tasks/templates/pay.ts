@@ -1,0 +1,91 @@
+import { addDays } from "../../apps/common";
+import { findRow, insert } from "../../db";
+import { WORDS } from "../../names";
+import { added, allowUpdates, sameAmount } from "../expect";
+import type { TaskTemplate } from "../types";
+import { contactEmail, fullName, money, peopleWith, pickPerson } from "./helpers";
+
+/** Templates centred on the pay app. */
+
+export const payContact: TaskTemplate = {
+  id: "pay_contact",
+  difficulty: 1,
+  apps: ["phone", "pay"],
+  build(world, rng, variant) {
+    const person = pickPerson(rng, peopleWith(world, ["roommate", "friend", "sibling"]), variant);
+    const amount = rng.int(3, 30) * 5;
+    const note = rng.pick(WORDS);
+    const name = fullName(person);
+    const me = findRow(world.db, "pay_accounts", (r) => r.email === world.user.email);
+    const them = findRow(world.db, "pay_accounts", (r) => r.email === person.email);
+    return {
+      instruction: `Send $${amount} to ${name} on pay with the note "${note}".`,
+      params: { name, amount, note },
+      expect: {
+        changes: [
+          added(
+            `sent $${amount} to ${person.email} with note "${note}"`,
+            "transactions",
+            (r) =>
+              r.sender === world.user.email &&
+              r.receiver === person.email &&
+              sameAmount(r.amount, amount) &&
+              r.note === note,
+          ),
+        ],
+        allow: allowUpdates("pay_accounts", [me?.id ?? -1, them?.id ?? -1], ["balance"]),
+      },
+    };
+  },
+  *solve(a, p) {
+    const email = yield* contactEmail(a, p.name as string);
+    const token = yield* a.login("pay");
+    yield* a.call("pay", "send_money", {
+      access_token: token,
+      receiver_email: email,
+      amount: p.amount,
+      note: p.note,
+    });
+    yield* a.finish();
+  },
+};
+
+export const payTotalReceived: TaskTemplate = {
+  id: "pay_total_received",
+  difficulty: 2,
+  apps: ["phone", "pay"],
+  build(world, rng, variant) {
+    const person = pickPerson(rng, world.people, variant);
+    const count = rng.int(4, 8);
+    for (let i = 0; i < count; i++)
+      insert(world.db, "transactions", {
+        sender: person.email,
+        receiver: world.user.email,
+        amount: rng.int(2, 60),
+        note: rng.pick(WORDS),
+        created_at: `${addDays(world.today, -rng.int(1, 90))}T${String(rng.int(8, 21)).padStart(2, "0")}:15`,
+      });
+    const total = money(
+      world.db.transactions
+        ?.filter((t) => t.sender === person.email && t.receiver === world.user.email)
+        .reduce((s, t) => s + (t.amount as number), 0) ?? 0,
+    );
+    const name = fullName(person);
+    return {
+      instruction: `How much money have I received from ${name} on pay in total? Answer with a number.`,
+      params: { name },
+      expect: { changes: [], answer: total },
+    };
+  },
+  *solve(a, p) {
+    const email = yield* contactEmail(a, p.name as string);
+    const token = yield* a.login("pay");
+    const txs = yield* a.pages("pay", "show_transactions", {
+      access_token: token,
+      direction: "received",
+      email,
+    });
+    const total = money(txs.reduce((s, t) => s + (t.amount as number), 0));
+    yield* a.finish(total);
+  },
+};
