@@ -1,0 +1,3 @@
+import type { TaskTemplate } from "../types";
+
+export const ERRANDS_TEMPLATES: TaskTemplate[] = [];

@@ -1,0 +1,3 @@
+import type { TaskTemplate } from "../types";
+
+export const MONEY_TEMPLATES: TaskTemplate[] = [];

@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import { createDemonstrator } from "../agent/demonstrator";
+import { createExpert } from "../agent/expert";
+import { runEpisode } from "../agent/run";
+import { createEpisode, SPLITS, TEMPLATES, tasksOf } from ".";
+import { type Change, cloneDb, diffDb, nextId } from "./db";
+import { runTests } from "./evaluate";
+import type { Task } from "./tasks/types";
+import type { Db, Json, Row } from "./types";
+
+/** Fields an agent does not choose directly: perturbing them is not a "wrong value". */
+const UNCHOSEN = new Set(["id", "created_at", "sent_at", "updated_at", "liked_at", "size"]);
+
+function perturb(value: Json | undefined): Json {
+  if (typeof value === "string") return `${value}x`;
+  if (typeof value === "number") return value + 1;
+  if (typeof value === "boolean") return !value;
+  if (Array.isArray(value)) return value.length > 0 ? value.slice(1) : ["x"];
+  return "x";
+}
+
+function wrongAnswer(expected: string | number | string[]): Json {
+  if (typeof expected === "number") return String(expected + 1);
+  if (Array.isArray(expected)) return expected.slice(1).join(", ") || "nothing";
+  return `${expected} and more`;
+}
+
+function solved(task: Task) {
+  const ep = createEpisode(task.id, { mode: "eval" });
+  const policy = createExpert(task);
+  const run = runEpisode(ep, policy);
+  return { ep, policy, run, initial: ep.initialDb, final: ep.db, answer: ep.answer };
+}
+
+/** The expert's changes that the task's expected changes match. */
+function requested(task: Task, changes: Change[]): Change[] {
+  return changes.filter((c) => task.expect.changes.some((w) => w.match(c)));
+}
+
+function replaceRow(db: Db, table: string, row: Row): void {
+  const rows = db[table] as Row[];
+  const i = rows.findIndex((r) => r.id === row.id);
+  rows[i] = row;
+}
+
+const everyTask = SPLITS.flatMap((s) => tasksOf(s));
+
+describe("the expert", () => {
+  it.each(SPLITS)("solves every task of %s", (split) => {
+    const failures: string[] = [];
+    const turns: number[] = [];
+    for (const task of tasksOf(split)) {
+      const { run, policy } = solved(task);
+      turns.push(run.actions.length);
+      if (!run.evaluation.success)
+        failures.push(
+          `${task.id}: ${policy.failure ?? ""} ${run.evaluation.tests
+            .filter((t) => !t.passed)
+            .map((t) => `${t.name} (${t.message})`)
+            .join("; ")}`,
+        );
+    }
+    expect(failures).toEqual([]);
+    expect(tasksOf(split).length).toBeGreaterThan(0);
+  });
+});
+
+describe("the demonstrator", () => {
+  it("succeeds on part of train, as a flawed expert should", () => {
+    const train = tasksOf("train");
+    let success = 0;
+    for (const task of train)
+      success += runEpisode(createEpisode(task.id), createDemonstrator(task, 0)).evaluation.success
+        ? 1
+        : 0;
+    const rate = success / train.length;
+    console.log(
+      `demonstrator success on train: ${success}/${train.length} = ${(100 * rate).toFixed(1)}%`,
+    );
+    expect(rate).toBeGreaterThan(0.2);
+    expect(rate).toBeLessThan(0.6);
+  });
+});
+
+describe("every template's tests catch wrong outcomes", () => {
+  // One scenario's tasks per template keeps this fast while covering every template.
+  const sample = TEMPLATES.flatMap((t) =>
+    everyTask.filter((x) => x.templateId === t.id).slice(0, 3),
+  );
+
+  it.each(sample.map((t) => [t.id, t] as const))("%s", (_id, task) => {
+    const { initial, final, answer, run } = solved(task);
+    expect(run.evaluation.success).toBe(true);
+    const fails = (db: Db, ans: Json = answer) =>
+      !runTests(task.expect, initial, db, ans, true).success;
+
+    // Doing nothing (and completing) fails.
+    expect(fails(cloneDb(initial), null)).toBe(true);
+
+    // A wrong answer fails.
+    if (task.expect.answer !== undefined)
+      expect(fails(final, wrongAnswer(task.expect.answer))).toBe(true);
+
+    const changes = diffDb(initial, final);
+    const wanted = requested(task, changes);
+    expect(wanted.length).toBe(task.expect.changes.length);
+    for (const c of wanted) {
+      // The right change made twice fails.
+      if (c.kind === "added" && c.after) {
+        const db = cloneDb(final);
+        db[c.table]?.push({ ...c.after, id: nextId(db, c.table) });
+        expect(fails(db), `${c.table} added twice`).toBe(true);
+      }
+      // A wrong value fails, whichever chosen field is wrong.
+      const fields =
+        c.kind === "added"
+          ? Object.keys(c.after ?? {})
+          : c.kind === "updated"
+            ? (c.fields ?? [])
+            : [];
+      for (const f of fields.filter((x) => !UNCHOSEN.has(x))) {
+        const db = cloneDb(final);
+        const row = { ...(c.after as Row) };
+        row[f] = perturb(row[f]);
+        replaceRow(db, c.table, row);
+        expect(fails(db), `${c.table}.${f} wrong`).toBe(true);
+      }
+      // The change made on the wrong record fails.
+      if (c.kind === "updated" || c.kind === "removed") {
+        const db = cloneDb(final);
+        const other = (initial[c.table] ?? []).find(
+          (r) => r.id !== c.id && (db[c.table] ?? []).some((x) => x.id === r.id),
+        );
+        if (other) {
+          replaceRow(db, c.table, c.before as Row);
+          if (c.kind === "removed")
+            db[c.table] = (db[c.table] ?? []).filter((r) => r.id !== other.id);
+          else {
+            const moved = { ...other };
+            for (const f of c.fields ?? []) moved[f] = (c.after as Row)[f] as Json;
+            replaceRow(db, c.table, moved);
+          }
+          expect(fails(db), `${c.table} change on the wrong record`).toBe(true);
+        }
+      }
+    }
+
+    // An extra, unrelated change fails: a new row, and an edit to an untouched row.
+    const extraRow = cloneDb(final);
+    extraRow.people?.push({
+      ...(initial.people?.[1] as Row),
+      id: nextId(extraRow, "people"),
+      first_name: "Extra",
+    });
+    expect(fails(extraRow)).toBe(true);
+    const edited = cloneDb(final);
+    const victim = (edited.contacts ?? []).find(
+      (r) => !changes.some((c) => c.table === "contacts" && c.id === r.id),
+    );
+    if (victim) {
+      victim.city = `${victim.city}x`;
+      expect(fails(edited)).toBe(true);
+    }
+  });
+});
