@@ -24,6 +24,7 @@ export {
   type TestResult,
   taskGoalCompletion,
 } from "./evaluate";
+export { worldFingerprint } from "./fingerprint";
 export { formatAction, type ParsedCall, parseAction } from "./parser";
 export { ERROR_PREFIX, observationBody } from "./prompt";
 export type { Act, Actor } from "./tasks/actor";
