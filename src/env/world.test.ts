@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
-import { createEpisode, findTask, generateWorld, listTasks } from ".";
+import { createEpisode, findTask, generateWorld, listTasks, type Task } from ".";
 import { hashString } from "./rng";
 
 describe("determinism", () => {
@@ -25,7 +25,7 @@ describe("determinism", () => {
 
   it("the same episode twice gives the same observations", () => {
     const id = listTasks("dev")[0]?.id as string;
-    const run = () => runEpisode(createEpisode(id), createExpert(findTask(id)!));
+    const run = () => runEpisode(createEpisode(id), createExpert(findTask(id) as Task));
     expect(JSON.stringify(run())).toBe(JSON.stringify(run()));
   });
 });
