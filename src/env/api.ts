@@ -62,16 +62,18 @@ function typeName(value: Json): string {
 /** One API's documentation, compact enough for a small model to read. */
 export function formatApiDoc(api: ApiSpec): string {
   const sig = allParams(api)
-    .map((p) => {
-      const opt = p.required ? "" : ` = ${JSON.stringify(p.default ?? null)}`;
-      return `${p.name}: ${p.type}${opt}`;
-    })
+    .map((p) =>
+      p.required
+        ? `${p.name}: ${p.type}`
+        : `${p.name}: ${p.type} = ${JSON.stringify(p.default ?? null)}`,
+    )
     .join(", ");
   const lines = [`${api.app}.${api.name}(${sig})`, api.description];
-  const described = allParams(api).filter((p) => p.description);
+  // access_token and page_index are explained once, in the prompt.
+  const described = api.params.filter((p) => p.description);
   if (described.length > 0)
     lines.push(`Params: ${described.map((p) => `${p.name}: ${p.description}`).join("; ")}.`);
-  lines.push(`Returns: ${api.returns}`);
+  lines.push(`Returns: ${api.returns}${api.paged ? `, ${PAGE_SIZE} per page` : ""}`);
   if (api.errors.length > 0) lines.push(`Errors: ${api.errors.join("; ")}.`);
   return lines.join("\n");
 }
