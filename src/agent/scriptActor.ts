@@ -93,16 +93,18 @@ export class ScriptActor implements Actor {
   private passwords: Map<string, string> | null = null;
   private email = "";
   private phone = "";
+  today = "";
 
   constructor(
     private readonly flaws: Flaws = NO_FLAWS,
     private readonly rng: Rng = new Rng(0),
   ) {}
 
-  /** Reads the user's email and phone from the prompt (the first observation). */
+  /** Reads the user's email, phone and today's date from the prompt (the first observation). */
   observePrompt(prompt: string): void {
     this.email = /email ([^\s,)]+)/.exec(prompt)?.[1] ?? "";
     this.phone = /phone ([0-9-]+)/.exec(prompt)?.[1] ?? "";
+    this.today = /Today is (\d{4}-\d{2}-\d{2})/.exec(prompt)?.[1] ?? "";
   }
 
   private flawed(kind: keyof Flaws): boolean {

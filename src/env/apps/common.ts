@@ -131,7 +131,8 @@ export function pick(row: Row, fields: string[]): JsonObject {
 export function positiveAmount(value: Json, what = "amount"): number {
   const n = value as number;
   if (!(n > 0)) throw new ApiError(`${what} must be greater than 0.`);
-  if (Math.round(n * 100) !== n * 100) throw new ApiError(`${what} has more than 2 decimals.`);
+  if (Math.abs(n * 100 - Math.round(n * 100)) > 1e-6)
+    throw new ApiError(`${what} has more than 2 decimals.`);
   return n;
 }
 

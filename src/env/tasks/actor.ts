@@ -8,6 +8,8 @@ export type Act<T> = Generator<string, T, string>;
  * seeded flaws. Scripts written against it use only observations and the instruction's values.
  */
 export interface Actor {
+  /** Today's date (YYYY-MM-DD), as the prompt states it. */
+  readonly today: string;
   /** Calls an API (reading its doc first, as the prompt asks) and returns the parsed result. */
   call(app: string, api: string, args?: JsonObject): Act<Json>;
   /** Logs in to an app with the password from supervisor; returns the access token. */

@@ -1,5 +1,5 @@
 import { table } from "../../db";
-import type { Rng } from "../../rng";
+import { Rng } from "../../rng";
 import type { Db, JsonObject, Person, Row } from "../../types";
 import type { World } from "../../world";
 import { type Act, type Actor, ScriptError } from "../actor";
@@ -16,7 +16,21 @@ export function peopleWith(world: World, relationships: string[]): Person[] {
   return found.length > 0 ? found : world.people;
 }
 
-/** A person for variant `variant`, distinct across a scenario's variants where possible. */
+/**
+ * The item for variant `variant` from one shuffle shared by the scenario's variants (seeded by the
+ * world and a label), so the 3 variants get distinct items whenever there are enough.
+ */
+export function variantPick<T>(
+  world: World,
+  items: readonly T[],
+  variant: number,
+  label: string,
+): T {
+  const shuffled = Rng.derive(world.seed, label).shuffle(items);
+  return shuffled[variant % shuffled.length] as T;
+}
+
+/** @deprecated per-variant streams can repeat a person across variants; use variantPick. */
 export function pickPerson(rng: Rng, candidates: Person[], variant: number): Person {
   const shuffled = rng.shuffle(candidates);
   return shuffled[variant % shuffled.length] as Person;

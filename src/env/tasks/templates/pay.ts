@@ -3,7 +3,7 @@ import { findRow, insert } from "../../db";
 import { WORDS } from "../../names";
 import { added, allowUpdates, sameAmount } from "../expect";
 import type { TaskTemplate } from "../types";
-import { contactEmail, fullName, money, peopleWith, pickPerson } from "./helpers";
+import { contactEmail, fullName, money, peopleWith, variantPick } from "./helpers";
 
 /** Templates centred on the pay app. */
 
@@ -12,7 +12,12 @@ export const payContact: TaskTemplate = {
   difficulty: 1,
   apps: ["phone", "pay"],
   build(world, rng, variant) {
-    const person = pickPerson(rng, peopleWith(world, ["roommate", "friend", "sibling"]), variant);
+    const person = variantPick(
+      world,
+      peopleWith(world, ["roommate", "friend", "sibling"]),
+      variant,
+      "pay_contact",
+    );
     const amount = rng.int(3, 30) * 5;
     const note = rng.pick(WORDS);
     const name = fullName(person);
@@ -55,7 +60,7 @@ export const payTotalReceived: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "pay"],
   build(world, rng, variant) {
-    const person = pickPerson(rng, world.people, variant);
+    const person = variantPick(world, world.people, variant, "pay_total_received");
     const count = rng.int(4, 8);
     for (let i = 0; i < count; i++)
       insert(world.db, "transactions", {

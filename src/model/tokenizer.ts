@@ -1,0 +1,212 @@
+/**
+ * A tokenizer made for this world. Words (identifiers such as show_transactions included) are whole
+ * tokens when frequent; a Titlecase word is <cap> + its lower-case token, so "Rosa" in a name and
+ * "rosa" in rosa.ellis@mail.com share a token and copying needs no case mapping; every digit is
+ * its own token (numbers copy digit by digit); runs of punctuation use the longest known piece
+ * ("\":\"", "},{"); any other character is <u16> + two byte tokens (its UTF-16 code unit), so
+ * decode(encode(s)) === s for every JS string.
+ */
+
+export const SPECIAL_TOKENS = ["<pad>", "<bos>", "<eoo>", "<eoa>", "<cap>", "<u16>"] as const;
+export type SpecialToken = (typeof SPECIAL_TOKENS)[number];
+export const PAD = 0;
+export const BOS = 1;
+/** Ends the prompt and every observation: the agent acts next. */
+export const EOO = 2;
+/** Ends an action: the environment executes it. */
+export const EOA = 3;
+const CAP = 4;
+const U16 = 5;
+const BYTE0 = SPECIAL_TOKENS.length;
+const CHARS0 = BYTE0 + 256;
+/** Single characters that get their own token: printable ASCII, newline, tab. */
+const BASE_CHARS = [
+  "\n",
+  "\t",
+  ...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)),
+];
+
+export interface TokenizerSpec {
+  kind: "loop-world-tokenizer";
+  version: 1;
+  /** Multi-character punctuation pieces, in id order. */
+  pieces: string[];
+  /** Lower-case words and identifiers, in id order. */
+  words: string[];
+}
+
+const SPLIT = /[A-Za-z]+(?:_[A-Za-z]+)*|[0-9]|[^A-Za-z0-9]+/g;
+const MAX_PIECE = 6;
+
+function isTitle(word: string): boolean {
+  return /^[A-Z][a-z]*$/.test(word) && word.length > 1;
+}
+
+export class Tokenizer {
+  private readonly vocab: string[];
+  private readonly ids = new Map<string, number>();
+  private readonly wordIds = new Map<string, number>();
+
+  constructor(readonly spec: TokenizerSpec) {
+    this.vocab = [
+      ...SPECIAL_TOKENS,
+      ...Array.from({ length: 256 }, (_, i) => `<0x${i.toString(16).padStart(2, "0")}>`),
+      ...BASE_CHARS,
+      ...spec.pieces,
+      ...spec.words,
+    ];
+    BASE_CHARS.forEach((c, i) => this.ids.set(c, CHARS0 + i));
+    spec.pieces.forEach((p, i) => this.ids.set(p, CHARS0 + BASE_CHARS.length + i));
+    const w0 = CHARS0 + BASE_CHARS.length + spec.pieces.length;
+    spec.words.forEach((w, i) => this.wordIds.set(w, w0 + i));
+  }
+
+  get size(): number {
+    return this.vocab.length;
+  }
+
+  /** The token's text, for display (special tokens and bytes as <name>). */
+  tokenText(id: number): string {
+    return this.vocab[id] ?? `<unk ${id}>`;
+  }
+
+  encode(text: string): number[] {
+    const out: number[] = [];
+    for (const m of text.matchAll(SPLIT)) this.encodePiece(m[0], out);
+    return out;
+  }
+
+  private encodePiece(piece: string, out: number[]): void {
+    const c = piece.charCodeAt(0);
+    const isLetter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (isLetter) this.encodeWord(piece, out);
+    else if (c >= 48 && c <= 57) out.push(this.ids.get(piece) as number);
+    else this.encodePunct(piece, out);
+  }
+
+  private encodeWord(word: string, out: number[]): void {
+    const id = this.wordIds.get(word);
+    if (id !== undefined) {
+      out.push(id);
+      return;
+    }
+    if (isTitle(word)) {
+      const lower = this.wordIds.get(word.toLowerCase());
+      if (lower !== undefined) {
+        out.push(CAP, lower);
+        return;
+      }
+    }
+    if (word.includes("_")) {
+      word.split("_").forEach((part, i) => {
+        if (i > 0) out.push(this.ids.get("_") as number);
+        if (part) this.encodeWord(part, out);
+      });
+      return;
+    }
+    for (const ch of word) out.push(this.ids.get(ch) as number);
+  }
+
+  private encodePunct(run: string, out: number[]): void {
+    let i = 0;
+    while (i < run.length) {
+      let taken = 0;
+      for (let len = Math.min(MAX_PIECE, run.length - i); len >= 1; len--) {
+        const id = this.ids.get(run.slice(i, i + len));
+        if (id !== undefined) {
+          out.push(id);
+          taken = len;
+          break;
+        }
+      }
+      if (taken === 0) {
+        const code = run.charCodeAt(i);
+        out.push(U16, BYTE0 + (code >> 8), BYTE0 + (code & 255));
+        taken = 1;
+      }
+      i += taken;
+    }
+  }
+
+  decode(ids: readonly number[]): string {
+    let out = "";
+    let cap = false;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as number;
+      if (id === CAP) {
+        cap = true;
+        continue;
+      }
+      let text: string;
+      if (id === U16 && i + 2 < ids.length) {
+        const hi = (ids[i + 1] as number) - BYTE0;
+        const lo = (ids[i + 2] as number) - BYTE0;
+        text = String.fromCharCode(((hi & 255) << 8) | (lo & 255));
+        i += 2;
+      } else if (id < CHARS0) text = "";
+      else text = this.vocab[id] ?? "";
+      if (cap && text) text = text[0]?.toUpperCase() + text.slice(1);
+      cap = false;
+      out += text;
+    }
+    return out;
+  }
+
+  toJSON(): TokenizerSpec {
+    return this.spec;
+  }
+
+  /** Checks a saved spec (from a checkpoint) and builds the tokenizer; throws a clear error. */
+  static fromJSON(value: unknown): Tokenizer {
+    const v = value as Partial<TokenizerSpec> | null;
+    if (!v || v.kind !== "loop-world-tokenizer" || v.version !== 1)
+      throw new Error("not a loop-world-tokenizer v1 vocabulary");
+    const strings = (xs: unknown) =>
+      Array.isArray(xs) && xs.every((x) => typeof x === "string" && x.length > 0);
+    if (!strings(v.pieces) || !strings(v.words))
+      throw new Error("tokenizer pieces and words must be non-empty strings");
+    const pieces = v.pieces as string[];
+    const words = v.words as string[];
+    if (pieces.some((p) => /[A-Za-z0-9]/.test(p) || p.length < 2 || p.length > MAX_PIECE))
+      throw new Error("a tokenizer piece is not a punctuation run of 2-6 characters");
+    if (words.some((w) => !/^[a-z]+(?:_[a-z]+)*$/.test(w)))
+      throw new Error("a tokenizer word is not lower-case letters");
+    if (new Set([...pieces, ...words]).size !== pieces.length + words.length)
+      throw new Error("the tokenizer vocabulary has duplicates");
+    return new Tokenizer({ kind: "loop-world-tokenizer", version: 1, pieces, words });
+  }
+
+  /** Builds a vocabulary from a corpus: the most frequent words and punctuation runs. */
+  static build(
+    corpus: readonly string[],
+    options: { maxWords?: number; maxPieces?: number; minCount?: number } = {},
+  ): Tokenizer {
+    const { maxWords = 1500, maxPieces = 120, minCount = 2 } = options;
+    const words = new Map<string, number>();
+    const pieces = new Map<string, number>();
+    const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+    for (const text of corpus)
+      for (const [piece] of text.matchAll(SPLIT)) {
+        const c = piece.charCodeAt(0);
+        if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
+          const w = isTitle(piece) ? piece.toLowerCase() : piece;
+          if (/^[a-z]+(?:_[a-z]+)*$/.test(w)) bump(words, w);
+        } else if (!(c >= 48 && c <= 57) && piece.length >= 2 && !/[^\x20-\x7e\n]/.test(piece)) {
+          for (let len = 2; len <= Math.min(MAX_PIECE, piece.length); len++)
+            for (let i = 0; i + len <= piece.length; i++) bump(pieces, piece.slice(i, i + len));
+        }
+      }
+    const top = (m: Map<string, number>, n: number, ok: (k: string) => boolean) =>
+      [...m.entries()]
+        .filter(([k, count]) => count >= minCount && ok(k))
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, n)
+        .map(([k]) => k);
+    return new Tokenizer({
+      kind: "loop-world-tokenizer",
+      version: 1,
+      pieces: top(pieces, maxPieces, (k) => k.length >= 2),
+      words: top(words, maxWords, (w) => w.length >= 2),
+    });
+  }
+}
