@@ -5,11 +5,11 @@ import { ScriptPolicy } from "./scripted";
 
 /** Default flaw rates: tuned so the demonstrator solves roughly 30-50% of train tasks. */
 export const DEFAULT_FLAWS: Flaws = {
-  skipDoc: 0.5,
-  wrongArgName: 0.3,
-  firstPageOnly: 0.3,
-  assume: 0.3,
-  giveUp: 0.4,
+  skipDoc: 0.6,
+  wrongArgName: 0.5,
+  firstPageOnly: 0.7,
+  assume: 0.6,
+  giveUp: 0.6,
 };
 
 /**
