@@ -55,10 +55,10 @@ export class Tokenizer {
       ...spec.pieces,
       ...spec.words,
     ];
-    BASE_CHARS.forEach((c, i) => this.ids.set(c, CHARS0 + i));
-    spec.pieces.forEach((p, i) => this.ids.set(p, CHARS0 + BASE_CHARS.length + i));
     const w0 = CHARS0 + BASE_CHARS.length + spec.pieces.length;
-    spec.words.forEach((w, i) => this.wordIds.set(w, w0 + i));
+    for (const [i, c] of BASE_CHARS.entries()) this.ids.set(c, CHARS0 + i);
+    for (const [i, p] of spec.pieces.entries()) this.ids.set(p, CHARS0 + BASE_CHARS.length + i);
+    for (const [i, w] of spec.words.entries()) this.wordIds.set(w, w0 + i);
   }
 
   get size(): number {
@@ -159,7 +159,7 @@ export class Tokenizer {
   /** Checks a saved spec (from a checkpoint) and builds the tokenizer; throws a clear error. */
   static fromJSON(value: unknown): Tokenizer {
     const v = value as Partial<TokenizerSpec> | null;
-    if (!v || v.kind !== "loop-world-tokenizer" || v.version !== 1)
+    if (v?.kind !== "loop-world-tokenizer" || v.version !== 1)
       throw new Error("not a loop-world-tokenizer v1 vocabulary");
     const strings = (xs: unknown) =>
       Array.isArray(xs) && xs.every((x) => typeof x === "string" && x.length > 0);

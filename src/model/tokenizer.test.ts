@@ -1,0 +1,56 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BOS, EOA, Tokenizer } from "./tokenizer";
+
+const corpus = [
+  'pay.send_money(access_token="pa3k9x2", receiver_email="rosa.ellis@post.net", amount=25, note="lunch")',
+  '[{"contact_id":3,"first_name":"Rosa","last_name":"Ellis","email":"rosa.ellis@post.net"}]',
+  "You act for Rosa Ellis (email rosa.ellis@post.net, phone 555-0963). Today is 2026-07-25.",
+  'api_docs.show_api_doc(app_name="pay", api_name="send_money")',
+];
+const tok = Tokenizer.build([...corpus, ...corpus], { minCount: 2 });
+
+describe("Tokenizer", () => {
+  it("round-trips any string exactly, unseen text, emoji and lone surrogates included", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" })),
+        (s) => {
+          expect(tok.decode(tok.encode(s))).toBe(s);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    for (const s of ["", "\uD800", "Ünïcödé ✓ 😀", "Zzyzx_Qwerty ROSA rOSA", "a\u0000b", ...corpus])
+      expect(tok.decode(tok.encode(s))).toBe(s);
+  });
+
+  it("makes names, emails and numbers copyable: shared word tokens, one token per digit", () => {
+    const name = tok.encode("Rosa");
+    const email = tok.encode("rosa.ellis@post.net");
+    expect(name.length).toBe(2); // <cap> rosa
+    expect(email).toContain(name[1]);
+    expect(tok.encode("555-0963").length).toBe(8);
+    expect(tok.encode("show_api_doc").length).toBe(1);
+  });
+
+  it("is compact on world text", () => {
+    const text = corpus.join("\n");
+    expect(tok.encode(text).length).toBeLessThan(text.length / 2.5);
+  });
+
+  it("saves and restores its vocabulary, and refuses a bad one", () => {
+    const again = Tokenizer.fromJSON(JSON.parse(JSON.stringify(tok.toJSON())));
+    expect(again.size).toBe(tok.size);
+    expect(again.encode(corpus[0] as string)).toEqual(tok.encode(corpus[0] as string));
+    expect(() => Tokenizer.fromJSON({ kind: "other" })).toThrow(/not a loop-world-tokenizer/);
+    expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), words: ["ok", "ok"] })).toThrow(
+      /duplicates/,
+    );
+    expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), words: ["Bad"] })).toThrow(/lower-case/);
+  });
+
+  it("special tokens decode to nothing", () => {
+    expect(tok.decode([BOS, ...tok.encode("hi"), EOA])).toBe("hi");
+  });
+});
