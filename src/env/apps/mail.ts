@@ -38,7 +38,7 @@ function recipientList(db: Db, value: unknown): string[] {
 }
 
 /** Delivers an email: a sent copy for the sender and an inbox copy for each recipient. */
-function deliver(
+export function deliver(
   db: Db,
   sender: string,
   recipients: string[],

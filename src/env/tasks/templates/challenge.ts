@@ -1,12 +1,24 @@
 import { addDays } from "../../apps/common";
+import { deliver } from "../../apps/mail";
 import { findRow, insert, table } from "../../db";
-import { Rng } from "../../rng";
+import type { Rng } from "../../rng";
 import type { Json, JsonObject, Person, Row } from "../../types";
 import type { World } from "../../world";
 import { type Act, type Actor, ScriptError } from "../actor";
 import { added, allowUpdates, sameAmount } from "../expect";
-import type { ExpectedChange, TaskTemplate } from "../types";
-import { contactEmail, findContact, fullName } from "./helpers";
+import type { TaskTemplate } from "../types";
+import {
+  accountIds,
+  contactEmail,
+  dollars,
+  findContact,
+  fullName,
+  ownedRows,
+  scenarioRng,
+  sentMoney,
+  stampDaysAgo,
+  variantPick,
+} from "./helpers";
 
 /**
  * Challenge templates (test_challenge only): the splitbill app, which no training template uses,
@@ -16,32 +28,6 @@ import { contactEmail, findContact, fullName } from "./helpers";
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
-
-/**
- * An item for variant `variant` from a shuffle shared by the scenario's variants (seeded by the
- * world), so that the three variants pick different items.
- */
-function scenarioPick<T>(world: World, label: string, items: readonly T[], variant: number): T {
-  const shuffled = Rng.derive(world.seed, `challenge/${label}`).shuffle(items);
-  return shuffled[variant % shuffled.length] as T;
-}
-
-/** A stream shared by the scenario's variants, for world structure they should have in common. */
-function scenarioRng(world: World, label: string): Rng {
-  return Rng.derive(world.seed, `challenge/${label}/world`);
-}
-
-/** A time stamp `days` days before today, at a random hour. */
-function stamp(rng: Rng, today: string, days: number, hours: [number, number] = [8, 21]): string {
-  const hh = String(rng.int(hours[0], hours[1])).padStart(2, "0");
-  const mm = String(rng.int(0, 59)).padStart(2, "0");
-  return `${addDays(today, -days)}T${hh}:${mm}`;
-}
-
-/** Dollars as people write them: 42 or 42.50. */
-function dollars(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(2);
-}
 
 /**
  * Whether the apps accept the amount: their check (round(n * 100) === n * 100) rejects about 9% of
@@ -110,7 +96,7 @@ function addExpense(
     amount: cents / 100,
     description: rng.pick(EXPENSE_WORDS),
     split_among: among.slice(),
-    created_at: stamp(rng, world.today, rng.int(1, 40)),
+    created_at: stampDaysAgo(world, rng, rng.int(1, 40), [8, 21]),
   });
 }
 
@@ -181,12 +167,12 @@ const splitbillAddExpense: TaskTemplate = {
   apps: ["splitbill"],
   challenge: true,
   build(world, rng, variant) {
-    const srng = scenarioRng(world, "splitbill_add_expense");
+    const srng = scenarioRng(world, "challenge/splitbill_add_expense/world");
     addFillerGroups(world, srng, srng.int(2, 3));
-    const group = scenarioPick(world, "add_expense/group", userGroups(world), variant);
+    const group = variantPick(world, userGroups(world), variant, "challenge/add_expense/group");
     const members = group.members as string[];
     const amount = rng.chance(0.5) ? rng.int(20, 240) : payableAmount(rng, 2000, 24000);
-    const description = scenarioPick(world, "add_expense/item", EXPENSE_ITEMS, variant);
+    const description = variantPick(world, EXPENSE_ITEMS, variant, "challenge/add_expense/item");
     const name = group.name as string;
     return {
       instruction: `Add an expense of $${dollars(amount)} for '${description}' to my splitbill group '${name}', split among all members.`,
@@ -238,9 +224,9 @@ const splitbillOwedBy: TaskTemplate = {
   apps: ["splitbill", "phone"],
   challenge: true,
   build(world, rng, variant) {
-    const srng = scenarioRng(world, "splitbill_owed_by");
+    const srng = scenarioRng(world, "challenge/splitbill_owed_by/world");
     addFillerGroups(world, srng, srng.int(2, 3));
-    const group = scenarioPick(world, "owed_by/group", userGroups(world), variant);
+    const group = variantPick(world, userGroups(world), variant, "challenge/owed_by/group");
     const others = (group.members as string[]).filter((m) => m !== world.user.email);
     const email = rng.pick(others);
     const owed = makeOwe(world, rng, group, email);
@@ -301,9 +287,9 @@ const splitbillSettlePay: TaskTemplate = {
   apps: ["splitbill", "pay"],
   challenge: true,
   build(world, rng, variant) {
-    const srng = scenarioRng(world, "splitbill_settle_pay");
+    const srng = scenarioRng(world, "challenge/splitbill_settle_pay/world");
     addFillerGroups(world, srng, srng.int(1, 3));
-    const name = scenarioPick(world, "settle/group", TARGET_GROUPS, variant);
+    const name = variantPick(world, TARGET_GROUPS, variant, "challenge/settle/group");
     const group = buildSettleGroup(world, rng, name);
     const balances = groupBalances(world, group);
     const owed = [...balances].filter(([, b]) => b > 0);
@@ -313,14 +299,15 @@ const splitbillSettlePay: TaskTemplate = {
     const me = findRow(world.db, "pay_accounts", (r) => r.email === world.user.email);
     const total = owed.reduce((s, [, b]) => s + b, 0);
     if (me && (me.balance as number) < total + 50) me.balance = Math.ceil(total) + 200;
-    const ids = owed.map(
-      ([email]) => findRow(world.db, "pay_accounts", (r) => r.email === email)?.id ?? -1,
+    const ids = accountIds(
+      world,
+      owed.map(([email]) => email),
     );
     return {
       instruction: `Settle up my splitbill group '${name}': on pay, send each member whom the group's balances show as owed money (a positive balance) exactly that amount, with the note '${note}'.`,
       params: { group: name, note },
       expect: {
-        changes: owed.map(([email, amount]) => payment(world.user.email, email, amount, note)),
+        changes: owed.map(([email, amount]) => sentMoney(world, email, amount, note, `${amount}`)),
         allow: allowUpdates("pay_accounts", [me?.id ?? -1, ...ids], ["balance"]),
       },
     };
@@ -343,18 +330,6 @@ const splitbillSettlePay: TaskTemplate = {
     yield* a.finish();
   },
 };
-
-function payment(sender: string, receiver: string, amount: number, note: string): ExpectedChange {
-  return added(
-    `sent ${amount} to ${receiver} with note "${note}"`,
-    "transactions",
-    (r) =>
-      r.sender === sender &&
-      r.receiver === receiver &&
-      sameAmount(r.amount, amount) &&
-      r.note === note,
-  );
-}
 
 // ---------------------------------------------------------------------------------------------
 // Mail to notes
@@ -402,25 +377,6 @@ const OLDER_MAILS: [string, string][] = [
   ["Thanks", "Thanks again for your help with the move."],
 ];
 
-/** An email from `from` to the user: the sender's sent copy and the user's inbox copy. */
-function receiveMail(
-  world: World,
-  from: Person,
-  subject: string,
-  body: string,
-  sentAt: string,
-): void {
-  const base = {
-    sender: from.email,
-    recipients: [world.user.email],
-    subject,
-    body,
-    sent_at: sentAt,
-  };
-  insert(world.db, "emails", { owner: from.email, folder: "sent", ...base });
-  insert(world.db, "emails", { owner: world.user.email, folder: "inbox", ...base, read: false });
-}
-
 /** Saves the body of the latest email from a contact as a note. */
 const notesFromMail: TaskTemplate = {
   id: "notes_from_mail",
@@ -428,16 +384,17 @@ const notesFromMail: TaskTemplate = {
   apps: ["mail", "notes"],
   challenge: true,
   build(world, rng, variant) {
-    const person = scenarioPick(world, "notes_from_mail/person", world.people, variant);
-    const spec = scenarioPick(world, "notes_from_mail/mail", SAVED_MAILS, variant);
+    const person = variantPick(world, world.people, variant, "challenge/notes_from_mail/person");
+    const spec = variantPick(world, SAVED_MAILS, variant, "challenge/notes_from_mail/mail");
+    const me = world.user.email;
     const days = rng.sample([2, 3, 4, 5, 6, 8, 10], rng.int(1, 3));
     for (const d of days) {
       const [subject, body] = rng.pick(OLDER_MAILS);
-      receiveMail(world, person, subject, body, stamp(rng, world.today, d));
+      deliver(world.db, person.email, [me], subject, body, stampDaysAgo(world, rng, d, [8, 21]));
     }
     // Today before 9:00 (the episode's clock starts at 9:00): later than any seeded email.
     const body = spec.body(rng, world.user);
-    receiveMail(world, person, spec.subject, body, stamp(rng, world.today, 0, [6, 8]));
+    deliver(world.db, person.email, [me], spec.subject, body, stampDaysAgo(world, rng, 0, [6, 8]));
     const name = fullName(person);
     return {
       instruction: `Save the body of the latest email from ${name} as a note titled '${spec.title}'.`,
@@ -509,7 +466,7 @@ const STARTS = Array.from({ length: 27 }, (_, i) => {
 });
 
 function eventsOn(world: World, date: string): Row[] {
-  return table(world.db, "events").filter((e) => e.owner === world.user.email && e.date === date);
+  return ownedRows(world, "events").filter((e) => e.date === date);
 }
 
 /** Adds `n` events from the pool on `date`, with titles and start times not used that day. */
@@ -634,7 +591,7 @@ function addPlaylist(world: World, rng: Rng, title: string, songs: number): Row 
     owner: world.user.email,
     title,
     song_ids: ids,
-    created_at: stamp(rng, world.today, rng.int(3, 230)),
+    created_at: stampDaysAgo(world, rng, rng.int(3, 230), [8, 21]),
   });
 }
 
@@ -645,14 +602,24 @@ const musicPlaylistText: TaskTemplate = {
   apps: ["music", "phone"],
   challenge: true,
   build(world, rng, variant) {
-    const title = scenarioPick(world, "music_playlist_text/title", TARGET_PLAYLISTS, variant);
+    const title = variantPick(
+      world,
+      TARGET_PLAYLISTS,
+      variant,
+      "challenge/music_playlist_text/title",
+    );
     addPlaylist(world, rng, rng.pick(FILLER_PLAYLISTS), rng.int(3, 7));
     const playlist = addPlaylist(world, rng, title, rng.int(4, 6));
     const songs = table(world.db, "songs");
     const message = (playlist.song_ids as number[])
       .map((id) => songs.find((s) => s.id === id)?.title as string)
       .join(", ");
-    const person = scenarioPick(world, "music_playlist_text/person", world.people, variant);
+    const person = variantPick(
+      world,
+      world.people,
+      variant,
+      "challenge/music_playlist_text/person",
+    );
     const name = fullName(person);
     return {
       instruction: `Text ${name} the titles of the songs in my playlist '${title}', separated by ', ' in playlist order.`,
@@ -746,16 +713,16 @@ const filesMailContent: TaskTemplate = {
   apps: ["files", "mail", "phone"],
   challenge: true,
   build(world, rng, variant) {
-    const spec = scenarioPick(world, "files_mail_content/file", SHARED_FILES, variant);
+    const spec = variantPick(world, SHARED_FILES, variant, "challenge/files_mail_content/file");
     const content = spec.content(rng);
     insert(world.db, "files", {
       owner: world.user.email,
       path: spec.path,
       content,
       size: content.length,
-      created_at: stamp(rng, world.today, rng.int(1, 30)),
+      created_at: stampDaysAgo(world, rng, rng.int(1, 30), [8, 21]),
     });
-    const person = scenarioPick(world, "files_mail_content/person", world.people, variant);
+    const person = variantPick(world, world.people, variant, "challenge/files_mail_content/person");
     const name = fullName(person);
     const me = world.user.email;
     const isCopy = (r: Row) =>

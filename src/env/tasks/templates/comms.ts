@@ -1,91 +1,22 @@
-import { addDays, newestFirst } from "../../apps/common";
-import { type Change, insert, table } from "../../db";
-import { Rng } from "../../rng";
-import type { Db, Person, Row } from "../../types";
+import { newestFirst } from "../../apps/common";
+import type { Change } from "../../db";
+import type { Person, Row } from "../../types";
 import type { World } from "../../world";
 import { ScriptError } from "../actor";
 import { added } from "../expect";
 import type { TaskTemplate } from "../types";
-import { contactEmail, contactsWith, fullName } from "./helpers";
+import {
+  contactEmail,
+  contactsWith,
+  deliverMail,
+  fullName,
+  groupOf,
+  inboxOf,
+  stampDaysAgo,
+  variantPick,
+} from "./helpers";
 
-/** Templates centred on phone texts and mail; also shared world-editing pieces for money.ts. */
-
-/** A stream shared by a scenario's variants, so that `variant` can index distinct choices. */
-export function scenarioRng(world: World, label: string): Rng {
-  return Rng.derive(world.seed, label);
-}
-
-/** The variant's item from a scenario-wide shuffle: distinct across variants. */
-export function variantPick<T>(
-  world: World,
-  label: string,
-  items: readonly T[],
-  variant: number,
-): T {
-  const shuffled = scenarioRng(world, label).shuffle(items);
-  return shuffled[variant % shuffled.length] as T;
-}
-
-/** A time `days` days before today, at a random hour between 7:00 and 21:59. */
-export function stampDaysAgo(world: World, rng: Rng, days: number): string {
-  const hh = String(rng.int(7, 21)).padStart(2, "0");
-  const mm = String(rng.int(0, 59)).padStart(2, "0");
-  return `${addDays(world.today, -days)}T${hh}:${mm}`;
-}
-
-/** Sets a person's relationship consistently in world.people, the people table and the contacts. */
-export function setRelationship(world: World, person: Person, relationship: string): void {
-  world.people = world.people.map((p) => (p.id === person.id ? { ...p, relationship } : p));
-  for (const r of table(world.db, "people")) if (r.id === person.id) r.relationship = relationship;
-  for (const c of table(world.db, "contacts"))
-    if (c.owner === world.user.phone && c.phone === person.phone) c.relationship = relationship;
-}
-
-/**
- * Makes the relationship's group between `min` and `max` people (at least `target`): friends join
- * it when it is too small, extra members become friends when it is too big.
- */
-export function groupOf(
-  world: World,
-  rng: Rng,
-  relationship: string,
-  target: number,
-  max: number,
-): Person[] {
-  const members = () => world.people.filter((p) => p.relationship === relationship);
-  const friends = rng.shuffle(world.people.filter((p) => p.relationship === "friend"));
-  while (members().length < target && friends.length > 0)
-    setRelationship(world, friends.pop() as Person, relationship);
-  for (const extra of members().slice(max)) setRelationship(world, extra, "friend");
-  return members();
-}
-
-/** Delivers an email the way mail does: the sender's sent copy and each recipient's inbox copy. */
-export function deliverMail(
-  db: Db,
-  from: string,
-  to: string[],
-  subject: string,
-  body: string,
-  sentAt: string,
-  read: boolean,
-): Row {
-  const base = { sender: from, recipients: to, subject, body, sent_at: sentAt };
-  insert(db, "emails", { owner: from, folder: "sent", ...base });
-  let mine: Row | undefined;
-  for (const owner of to) {
-    const row = insert(db, "emails", { owner, folder: "inbox", ...base, read });
-    if (owner === to[0]) mine = row;
-  }
-  return mine as Row;
-}
-
-/** The user's inbox rows. */
-export function inboxOf(world: World): Row[] {
-  return table(world.db, "emails").filter(
-    (e) => e.owner === world.user.email && e.folder === "inbox",
-  );
-}
+/** Templates centred on phone texts and mail. */
 
 /** Whether a row holds this list of recipients, in this order. */
 function sameList(value: unknown, want: string[]): boolean {
@@ -147,9 +78,9 @@ export const textRelationship: TaskTemplate = {
   difficulty: 1,
   apps: ["phone"],
   build(world, rng, variant) {
-    const relationship = variantPick(world, "text_relationship", SINGLE_RELATIONSHIPS, variant);
+    const relationship = variantPick(world, SINGLE_RELATIONSHIPS, variant, "text_relationship");
     const person = groupOf(world, rng, relationship, 1, 1)[0] as Person;
-    const message = variantPick(world, "text_relationship.message", TEXTS, variant);
+    const message = variantPick(world, TEXTS, variant, "text_relationship.message");
     return {
       instruction: `Text my ${relationship} "${message}"`,
       params: { relationship, message },
@@ -197,8 +128,8 @@ export const mailSendContact: TaskTemplate = {
   difficulty: 1,
   apps: ["phone", "mail"],
   build(world, _rng, variant) {
-    const person = variantPick(world, "mail_send_contact.person", world.people, variant);
-    const [subject, body] = variantPick(world, "mail_send_contact.note", NOTES, variant) as [
+    const person = variantPick(world, world.people, variant, "mail_send_contact.person");
+    const [subject, body] = variantPick(world, NOTES, variant, "mail_send_contact.note") as [
       string,
       string,
     ];
@@ -245,7 +176,7 @@ export const mailCountFrom: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "mail"],
   build(world, rng, variant) {
-    const person = variantPick(world, "mail_count_from", world.people, variant);
+    const person = variantPick(world, world.people, variant, "mail_count_from");
     const others = world.people.filter((p) => p.id !== person.id);
     const me = world.user.email;
     const days = rng.sample(
@@ -255,11 +186,19 @@ export const mailCountFrom: TaskTemplate = {
     for (const d of days) {
       const [subject, body] = rng.pick(CHATTER) as [string, string];
       const to = rng.chance(0.3) ? [me, rng.pick(others).email] : [me];
-      deliverMail(world.db, person.email, to, subject, body, stampDaysAgo(world, rng, d), true);
+      deliverMail(
+        world.db,
+        person.email,
+        to,
+        subject,
+        body,
+        stampDaysAgo(world, rng, d, [7, 21]),
+        true,
+      );
     }
     // A forward from someone else quotes the person's address in its body: a query alone is not enough.
     const [subject, body] = rng.pick(CHATTER) as [string, string];
-    const at = stampDaysAgo(world, rng, rng.int(1, 30));
+    const at = stampDaysAgo(world, rng, rng.int(1, 30), [7, 21]);
     const fwd = `---------- Forwarded message from ${person.email} (${at}) ----------\n${body}`;
     deliverMail(world.db, rng.pick(others).email, [me], `Fwd: ${subject}`, fwd, at, false);
     const count = inboxOf(world).filter((e) => e.sender === person.email).length;
@@ -311,9 +250,9 @@ export const mailReplyLatest: TaskTemplate = {
     const fresh = TOPICS.filter((w) => !used.some((s) => s.includes(w)));
     const word = variantPick(
       world,
-      "mail_reply_latest",
       fresh.length > 0 ? fresh : TOPICS,
       variant,
+      "mail_reply_latest",
     );
     const me = world.user.email;
     const senders = rng.sample(world.people, 5);
@@ -330,7 +269,7 @@ export const mailReplyLatest: TaskTemplate = {
         [me],
         subject,
         body,
-        stampDaysAgo(world, rng, days[i] as number),
+        stampDaysAgo(world, rng, days[i] as number, [7, 21]),
         rng.chance(0.5),
       );
     });
@@ -343,7 +282,7 @@ export const mailReplyLatest: TaskTemplate = {
       [me],
       "Quick question",
       bodyOnly,
-      stampDaysAgo(world, rng, 1),
+      stampDaysAgo(world, rng, 1, [7, 21]),
       false,
     );
     deliverMail(
@@ -352,7 +291,7 @@ export const mailReplyLatest: TaskTemplate = {
       [last.email],
       `${capitalized(word)} plans`,
       "I will be there.",
-      stampDaysAgo(world, rng, 2),
+      stampDaysAgo(world, rng, 2, [7, 21]),
       true,
     );
     const latest = newestFirst(
@@ -405,11 +344,11 @@ export const mailForwardTo: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "mail"],
   build(world, rng, variant) {
-    const [subject, body] = variantPick(world, "mail_forward_to.mail", SHAREABLE, variant) as [
+    const [subject, body] = variantPick(world, SHAREABLE, variant, "mail_forward_to.mail") as [
       string,
       string,
     ];
-    const target = variantPick(world, "mail_forward_to.person", world.people, variant);
+    const target = variantPick(world, world.people, variant, "mail_forward_to.person");
     const [author, replier] = rng.sample(
       world.people.filter((p) => p.id !== target.id),
       2,
@@ -421,7 +360,7 @@ export const mailForwardTo: TaskTemplate = {
       [me],
       subject,
       body,
-      stampDaysAgo(world, rng, rng.int(12, 25)),
+      stampDaysAgo(world, rng, rng.int(12, 25), [7, 21]),
       true,
     );
     // A later reply in the same thread: the query finds both, only one has the exact subject.
@@ -431,7 +370,7 @@ export const mailForwardTo: TaskTemplate = {
       [me, author.email],
       `Re: ${subject}`,
       "Thanks for this!",
-      stampDaysAgo(world, rng, rng.int(2, 10)),
+      stampDaysAgo(world, rng, rng.int(2, 10), [7, 21]),
       true,
     );
     const name = fullName(target);

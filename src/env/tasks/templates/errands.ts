@@ -7,7 +7,16 @@ import type { World } from "../../world";
 import { ScriptError } from "../actor";
 import { added, allowUpdates, sameAmount, updated } from "../expect";
 import type { TaskTemplate, TemplateInstance } from "../types";
-import { contactEmail, contactsWith, fullName, money, peopleWith, variantPick } from "./helpers";
+import {
+  contactEmail,
+  contactsWith,
+  fullName,
+  minuteStamp,
+  money,
+  ownedRows,
+  peopleWith,
+  variantPick,
+} from "./helpers";
 
 /** Templates for errands: files, shopping and scheduling. */
 
@@ -34,18 +43,10 @@ function slug(vendor: string): string {
   return vendor.toLowerCase().replace(/\s+/g, "_");
 }
 
-function minuteStamp(date: string, hour: number, minute: number): string {
-  return `${date}T${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`;
-}
-
 /** A line "Key: value" of a file's content, or null. */
 function field(content: string, key: string): string | null {
   const line = content.split("\n").find((l) => l.startsWith(`${key}: `));
   return line ? line.slice(key.length + 2).trim() : null;
-}
-
-function userFiles(world: World): Row[] {
-  return table(world.db, "files").filter((r) => r.owner === world.user.email);
 }
 
 /** An offset that makes the scenario's variants pick different items from a short list. */
@@ -55,7 +56,7 @@ function spread(world: World, variant: number, length: number): number {
 
 /** Adds one receipt file at a free path; returns its total. */
 function addReceipt(world: World, rng: Rng, vendor: string, category: string): number {
-  const taken = new Set(userFiles(world).map((r) => r.path as string));
+  const taken = new Set(ownedRows(world, "files").map((r) => r.path as string));
   let days = rng.int(1, 60);
   while (taken.has(`/receipts/${addDays(world.today, -days)}_${slug(vendor)}.txt`)) days++;
   const date = addDays(world.today, -days);
@@ -73,7 +74,7 @@ function addReceipt(world: World, rng: Rng, vendor: string, category: string): n
 
 /** The sum of the Total lines of the user's receipts that satisfy `pred`, to the cent. */
 function receiptsTotal(world: World, pred: (content: string) => boolean): number {
-  const cents = userFiles(world)
+  const cents = ownedRows(world, "files")
     .filter((r) => (r.path as string).startsWith("/receipts/") && pred(r.content as string))
     .reduce((s, r) => s + Math.round(Number(field(r.content as string, "Total")) * 100), 0);
   return cents / 100;
@@ -148,7 +149,9 @@ export const filesMove: TaskTemplate = {
   difficulty: 1,
   apps: ["files"],
   build(world, rng, variant) {
-    let candidates = userFiles(world).filter((r) => !(r.path as string).startsWith("/receipts/"));
+    let candidates = ownedRows(world, "files").filter(
+      (r) => !(r.path as string).startsWith("/receipts/"),
+    );
     if (candidates.length === 0) {
       const content = "Notes\n- call the landlord\n- renew the passport";
       insert(world.db, "files", {
@@ -158,7 +161,7 @@ export const filesMove: TaskTemplate = {
         size: content.length,
         created_at: minuteStamp(addDays(world.today, -rng.int(2, 30)), 10, 0),
       });
-      candidates = userFiles(world);
+      candidates = ownedRows(world, "files");
     }
     const file = rng.shuffle(candidates)[variant % candidates.length] as Row;
     const path = file.path as string;
@@ -281,8 +284,7 @@ export const shopBuyCheapest: TaskTemplate = {
   build(world, rng, variant) {
     const category = CATEGORIES[spread(world, variant, CATEGORIES.length)] as string;
     const owner = world.user.email;
-    for (const c of table(world.db, "cart_items").filter((r) => r.owner === owner))
-      removeRow(world.db, "cart_items", c.id);
+    for (const c of ownedRows(world, "cart_items")) removeRow(world.db, "cart_items", c.id);
     const target = stageCategory(world, rng, category);
     const card = rng.pick(table(world.db, "cards"));
     const price = target.price as number;
@@ -381,8 +383,7 @@ function addOrder(world: World, rng: Rng, status: string, createdAt: string): Ro
  * are on their way or returned, so that the latest delivered order is on the second page.
  */
 function stageOrders(world: World, rng: Rng): Row {
-  const owner = world.user.email;
-  const orders = table(world.db, "orders").filter((o) => o.owner === owner);
+  const orders = ownedRows(world, "orders");
   const used = new Set(orders.map((o) => o.created_at as string));
   const latest = orders
     .filter((o) => o.status === "delivered")

@@ -1,10 +1,17 @@
-import { table } from "../../db";
+import { addDays } from "../../apps/common";
+import { deliver } from "../../apps/mail";
+import { findRow, table } from "../../db";
 import { Rng } from "../../rng";
 import type { Db, JsonObject, Person, Row } from "../../types";
 import type { World } from "../../world";
 import { type Act, type Actor, ScriptError } from "../actor";
+import { added, sameAmount } from "../expect";
+import type { ExpectedChange } from "../types";
 
-/** Shared pieces of templates: picking people, and lookups that solution scripts reuse. */
+/**
+ * Shared pieces of templates: picking per scenario, time stamps, world edits (relationships,
+ * mail), and lookups that solution scripts reuse.
+ */
 
 export function fullName(p: Person): string {
   return `${p.first_name} ${p.last_name}`;
@@ -14,6 +21,11 @@ export function fullName(p: Person): string {
 export function peopleWith(world: World, relationships: string[]): Person[] {
   const found = world.people.filter((p) => relationships.includes(p.relationship));
   return found.length > 0 ? found : world.people;
+}
+
+/** A stream shared by a scenario's variants (seeded by the world and a label). */
+export function scenarioRng(world: World, label: string): Rng {
+  return Rng.derive(world.seed, label);
 }
 
 /**
@@ -26,23 +38,93 @@ export function variantPick<T>(
   variant: number,
   label: string,
 ): T {
-  const shuffled = Rng.derive(world.seed, label).shuffle(items);
+  const shuffled = scenarioRng(world, label).shuffle(items);
   return shuffled[variant % shuffled.length] as T;
 }
 
-/** @deprecated per-variant streams can repeat a person across variants; use variantPick. */
-export function pickPerson(rng: Rng, candidates: Person[], variant: number): Person {
-  const shuffled = rng.shuffle(candidates);
-  return shuffled[variant % shuffled.length] as Person;
+/** A time stamp "YYYY-MM-DDTHH:MM" on `date`. */
+export function minuteStamp(date: string, hour: number, minute: number): string {
+  return `${date}T${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`;
+}
+
+/**
+ * A time `days` days before today, at a random minute from hours[0]:00 to hours[1]:59 (draws the
+ * hour, then the minute).
+ */
+export function stampDaysAgo(
+  world: World,
+  rng: Rng,
+  days: number,
+  hours: readonly [number, number],
+): string {
+  const hour = rng.int(hours[0], hours[1]);
+  return minuteStamp(addDays(world.today, -days), hour, rng.int(0, 59));
+}
+
+/** The rows of a table that the user owns. */
+export function ownedRows(world: World, name: string): Row[] {
+  return table(world.db, name).filter((r) => r.owner === world.user.email);
+}
+
+/** Dollars as people write them: 42 or 42.50. */
+export function dollars(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2);
+}
+
+/** Sets a person's relationship consistently in world.people, the people table and the contacts. */
+export function setRelationship(world: World, person: Person, relationship: string): void {
+  world.people = world.people.map((p) => (p.id === person.id ? { ...p, relationship } : p));
+  for (const r of table(world.db, "people")) if (r.id === person.id) r.relationship = relationship;
+  for (const c of table(world.db, "contacts"))
+    if (c.owner === world.user.phone && c.phone === person.phone) c.relationship = relationship;
+}
+
+/**
+ * Makes the relationship's group between `min` and `max` people (at least `target`): friends join
+ * it when it is too small, extra members become friends when it is too big.
+ */
+export function groupOf(
+  world: World,
+  rng: Rng,
+  relationship: string,
+  target: number,
+  max: number,
+): Person[] {
+  const members = () => world.people.filter((p) => p.relationship === relationship);
+  const friends = rng.shuffle(world.people.filter((p) => p.relationship === "friend"));
+  while (members().length < target && friends.length > 0)
+    setRelationship(world, friends.pop() as Person, relationship);
+  for (const extra of members().slice(max)) setRelationship(world, extra, "friend");
+  return members();
+}
+
+/**
+ * Delivers an email as mail does (the sender's sent copy, then each recipient's inbox copy, all
+ * read or all unread), and returns the first recipient's inbox copy, not the sent copy.
+ */
+export function deliverMail(
+  db: Db,
+  from: string,
+  to: string[],
+  subject: string,
+  body: string,
+  sentAt: string,
+  read: boolean,
+): Row {
+  deliver(db, from, to, subject, body, sentAt, () => read);
+  const emails = table(db, "emails");
+  const copies = emails.slice(emails.length - to.length);
+  return copies.filter((r) => r.owner === to[0]).pop() as Row;
+}
+
+/** The user's inbox rows. */
+export function inboxOf(world: World): Row[] {
+  return ownedRows(world, "emails").filter((e) => e.folder === "inbox");
 }
 
 /** The obvious but often wrong guess of someone's email from their name (confabulation). */
 export function guessEmail(name: string): string {
   return `${name.toLowerCase().replace(/\s+/g, ".")}@mail.com`;
-}
-
-export function rows(db: Db, name: string): Row[] {
-  return table(db, name);
 }
 
 /** Looks a person's contact up in phone by full name (logging in to phone as needed). */
@@ -72,4 +154,31 @@ export function* contactsWith(a: Actor, relationship: string): Act<JsonObject[]>
 
 export function money(n: number): number {
   return Math.round(n * 100) / 100;
+}
+
+/** The pay account ids of these emails, -1 for none (for balance side effects). */
+export function accountIds(world: World, emails: string[]): number[] {
+  return emails.map((e) => findRow(world.db, "pay_accounts", (r) => r.email === e)?.id ?? -1);
+}
+
+/**
+ * A transaction from the user to `receiver` with exactly this amount and note; the test's name
+ * shows the amount as `shown` ("$25" unless told otherwise).
+ */
+export function sentMoney(
+  world: World,
+  receiver: string,
+  amount: number,
+  note: string,
+  shown = `$${amount}`,
+): ExpectedChange {
+  return added(
+    `sent ${shown} to ${receiver} with note "${note}"`,
+    "transactions",
+    (r) =>
+      r.sender === world.user.email &&
+      r.receiver === receiver &&
+      sameAmount(r.amount, amount) &&
+      r.note === note,
+  );
 }

@@ -1,33 +1,27 @@
 import { addDays, newestFirst } from "../../apps/common";
-import { findRow, insert, table } from "../../db";
+import { insert, table } from "../../db";
 import type { Rng } from "../../rng";
 import type { JsonObject, Person, Row } from "../../types";
 import type { World } from "../../world";
 import { ScriptError } from "../actor";
 import { added, allowUpdates, sameAmount, updated } from "../expect";
 import type { ExpectedChange, TaskTemplate } from "../types";
-import { deliverMail, groupOf, inboxOf, stampDaysAgo, variantPick } from "./comms";
-import { contactEmail, contactsWith, fullName } from "./helpers";
+import {
+  accountIds,
+  contactEmail,
+  contactsWith,
+  deliverMail,
+  dollars,
+  fullName,
+  groupOf,
+  inboxOf,
+  minuteStamp,
+  sentMoney,
+  stampDaysAgo,
+  variantPick,
+} from "./helpers";
 
 /** Templates that move money on pay: requests to groups, approvals, refunds, paying from mail. */
-
-/** The pay account ids of these emails (for balance side effects). */
-function accountIds(world: World, emails: string[]): number[] {
-  return emails.map((e) => findRow(world.db, "pay_accounts", (r) => r.email === e)?.id ?? -1);
-}
-
-/** A transaction from the user to `receiver` with exactly this amount and note. */
-function sentTx(world: World, receiver: string, amount: number, note: string): ExpectedChange {
-  return added(
-    `sent $${amount} to ${receiver} with note "${note}"`,
-    "transactions",
-    (r) =>
-      r.sender === world.user.email &&
-      r.receiver === receiver &&
-      sameAmount(r.amount, amount) &&
-      r.note === note,
-  );
-}
 
 /** `count` distinct whole amounts in [lo, hi]. */
 function amounts(rng: Rng, count: number, lo: number, hi: number): number[] {
@@ -35,11 +29,6 @@ function amounts(rng: Rng, count: number, lo: number, hi: number): number[] {
     Array.from({ length: hi - lo + 1 }, (_, i) => lo + i),
     count,
   );
-}
-
-/** "$37" or "$37.50". */
-function dollars(amount: number): string {
-  return `$${Number.isInteger(amount) ? amount : amount.toFixed(2)}`;
 }
 
 const GROUPS = ["roommate", "cousin", "classmate", "neighbor"];
@@ -60,10 +49,10 @@ export const payRequestRelationship: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "pay"],
   build(world, rng, variant) {
-    const relationship = variantPick(world, "pay_request_relationship", GROUPS, variant);
+    const relationship = variantPick(world, GROUPS, variant, "pay_request_relationship");
     const group = groupOf(world, rng, relationship, rng.int(2, 4), 4);
     const amount = rng.int(3, 16) * 5;
-    const note = variantPick(world, "pay_request_relationship.note", REQUEST_NOTES, variant);
+    const note = variantPick(world, REQUEST_NOTES, variant, "pay_request_relationship.note");
     return {
       instruction: `Request $${amount} from each of my ${relationship}s on pay with the note "${note}".`,
       params: { relationship, amount, note },
@@ -113,7 +102,7 @@ function requestFrom(
     amount,
     note: rng.pick(REQUEST_NOTES),
     status,
-    created_at: stampDaysAgo(world, rng, days),
+    created_at: stampDaysAgo(world, rng, days, [7, 21]),
   });
 }
 
@@ -145,7 +134,7 @@ export const payApproveFrom: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "pay"],
   build(world, rng, variant) {
-    const person = variantPick(world, "pay_approve_from", world.people, variant);
+    const person = variantPick(world, world.people, variant, "pay_approve_from");
     const me = world.user.email;
     const fromThem = () =>
       table(world.db, "payment_requests").filter(
@@ -167,7 +156,7 @@ export const payApproveFrom: TaskTemplate = {
         (after) => after.status === "approved",
         ["status"],
       ),
-      sentTx(world, person.email, r.amount as number, r.note as string),
+      sentMoney(world, person.email, r.amount as number, r.note as string),
     ]);
     return {
       instruction: `Approve every pending payment request I received from ${name} on pay.`,
@@ -201,7 +190,7 @@ export const payRefundLatest: TaskTemplate = {
   difficulty: 2,
   apps: ["phone", "pay"],
   build(world, rng, variant) {
-    const person = variantPick(world, "pay_refund_latest", world.people, variant);
+    const person = variantPick(world, world.people, variant, "pay_refund_latest");
     const me = world.user.email;
     const [mistake, ...older] = amounts(rng, rng.int(3, 5), 8, 150) as [number, ...number[]];
     const tx = (from: string, to: string, amount: number, at: string, note: string) =>
@@ -215,12 +204,18 @@ export const payRefundLatest: TaskTemplate = {
     const fromThem = () =>
       table(world.db, "transactions").filter((t) => t.sender === person.email && t.receiver === me);
     for (const amt of older)
-      tx(person.email, me, amt, stampDaysAgo(world, rng, rng.int(5, 45)), rng.pick(REQUEST_NOTES));
+      tx(
+        person.email,
+        me,
+        amt,
+        stampDaysAgo(world, rng, rng.int(5, 45), [7, 21]),
+        rng.pick(REQUEST_NOTES),
+      );
     // The mistake is the newest from them (after every seeded one, which end at 21:59)...
-    const mm = String(rng.int(0, 59)).padStart(2, "0");
-    let at = `${addDays(world.today, -rng.int(1, 4))}T22:${mm}`;
+    const minute = rng.int(0, 59);
+    let at = minuteStamp(addDays(world.today, -rng.int(1, 4)), 22, minute);
     if (fromThem().some((t) => String(t.created_at) >= at))
-      at = `${addDays(world.today, -1)}T22:${mm}`;
+      at = minuteStamp(addDays(world.today, -1), 22, minute);
     const wrong = tx(
       person.email,
       me,
@@ -233,7 +228,7 @@ export const payRefundLatest: TaskTemplate = {
       me,
       person.email,
       rng.int(5, 60),
-      `${addDays(world.today, -1)}T23:${mm}`,
+      minuteStamp(addDays(world.today, -1), 23, minute),
       rng.pick(REQUEST_NOTES),
     );
     const latest = newestFirst(fromThem(), "created_at")[0] as Row;
@@ -244,7 +239,7 @@ export const payRefundLatest: TaskTemplate = {
       instruction: `${name} sent me money by mistake in their most recent payment to me on pay; send the same amount back with the note "refund".`,
       params: { name },
       expect: {
-        changes: [sentTx(world, person.email, amount, "refund")],
+        changes: [sentMoney(world, person.email, amount, "refund")],
         allow: allowUpdates("pay_accounts", accountIds(world, [me, person.email]), ["balance"]),
       },
     };
@@ -286,36 +281,36 @@ export const payFromMail: TaskTemplate = {
   difficulty: 3,
   apps: ["mail", "pay", "phone"],
   build(world, rng, variant) {
-    const person = variantPick(world, "pay_from_mail", world.people, variant);
+    const person = variantPick(world, world.people, variant, "pay_from_mail");
     const other = rng.pick(world.people.filter((p) => p.id !== person.id)) as Person;
     const me = world.user.email;
     const asks = rng.sample(ASKS, 4);
     const sums = amounts(rng, 4, 12, 140).map((x, i) => (i === 0 && rng.chance(0.4) ? x + 0.5 : x));
     const ask = (from: Person, i: number, at: string) => {
       const [subject, thing] = asks[i] as [string, string];
-      const body = `Hi ${world.user.first_name}, could you send me ${dollars(sums[i] as number)} for ${thing}? Thanks!`;
+      const body = `Hi ${world.user.first_name}, could you send me $${dollars(sums[i] as number)} for ${thing}? Thanks!`;
       return deliverMail(world.db, from.email, [me], subject, body, at, i !== 0);
     };
     const days = rng.sample([6, 9, 13, 17, 22, 28], 2);
-    ask(person, 1, stampDaysAgo(world, rng, days[0] as number));
-    ask(person, 2, stampDaysAgo(world, rng, days[1] as number));
-    let at = stampDaysAgo(world, rng, rng.int(1, 4));
+    ask(person, 1, stampDaysAgo(world, rng, days[0] as number, [7, 21]));
+    ask(person, 2, stampDaysAgo(world, rng, days[1] as number, [7, 21]));
+    let at = stampDaysAgo(world, rng, rng.int(1, 4), [7, 21]);
     const theirs = () => inboxOf(world).filter((e) => e.sender === person.email);
     if (theirs().some((e) => String(e.sent_at) >= at))
-      at = `${world.today}T07:${String(rng.int(10, 59)).padStart(2, "0")}`;
+      at = minuteStamp(world.today, 7, rng.int(10, 59));
     const latest = ask(person, 0, at);
     // Someone else asked for money even more recently.
-    ask(other, 3, `${world.today}T08:${String(rng.int(0, 59)).padStart(2, "0")}`);
+    ask(other, 3, minuteStamp(world.today, 8, rng.int(0, 59)));
     if ((newestFirst(theirs(), "sent_at")[0] as Row).id !== latest.id)
       throw new Error("pay_from_mail: the ask is not the latest email");
     const amount = sums[0] as number;
-    const note = variantPick(world, "pay_from_mail.note", THANKS, variant);
+    const note = variantPick(world, THANKS, variant, "pay_from_mail.note");
     const name = fullName(person);
     return {
       instruction: `Pay ${name} on pay the amount they asked for in their latest email to me, with the note "${note}".`,
       params: { name, note },
       expect: {
-        changes: [sentTx(world, person.email, amount, note)],
+        changes: [sentMoney(world, person.email, amount, note)],
         allow: allowUpdates("pay_accounts", accountIds(world, [me, person.email]), ["balance"]),
       },
     };

@@ -1,11 +1,11 @@
-import { addDays, newestFirst } from "../../apps/common";
+import { newestFirst } from "../../apps/common";
 import { findRow, insert, table } from "../../db";
-import { Rng } from "../../rng";
 import type { JsonObject, Row } from "../../types";
 import type { World } from "../../world";
 import { type Act, type Actor, ScriptError } from "../actor";
 import { added } from "../expect";
 import type { TaskTemplate } from "../types";
+import { ownedRows, stampDaysAgo, variantPick } from "./helpers";
 
 /** Templates centred on the music app: likes, playlists, play counts and durations. */
 
@@ -39,24 +39,8 @@ const NEW_PLAYLIST_TITLES = [
   "Chill Evening",
 ];
 
-/** One item per variant, distinct across a scenario's variants (the order is fixed per world). */
-function distinct<T>(world: World, key: string, items: readonly T[], variant: number): T {
-  const order = Rng.derive(world.seed, key).shuffle(items);
-  return order[variant % order.length] as T;
-}
-
-function stamp(date: string, rng: Rng): string {
-  const h = String(rng.int(7, 22)).padStart(2, "0");
-  const m = String(rng.int(0, 59)).padStart(2, "0");
-  return `${date}T${h}:${m}`;
-}
-
-function userRows(world: World, name: string): Row[] {
-  return table(world.db, name).filter((r) => r.owner === world.user.email);
-}
-
 function titleTaken(world: World, title: string): boolean {
-  return userRows(world, "playlists").some(
+  return ownedRows(world, "playlists").some(
     (p) => (p.title as string).toLowerCase() === title.toLowerCase(),
   );
 }
@@ -64,7 +48,7 @@ function titleTaken(world: World, title: string): boolean {
 /** A playlist title the user does not have yet, distinct across variants. */
 function freshPlaylistTitle(world: World, key: string, variant: number): string {
   const free = NEW_PLAYLIST_TITLES.filter((t) => !titleTaken(world, t));
-  return distinct(world, key, free, variant);
+  return variantPick(world, free, variant, key);
 }
 
 /** The catalog song with exactly this title (searching by title, all pages). */
@@ -82,7 +66,7 @@ export const musicLikeArtist: TaskTemplate = {
   apps: ["music"],
   build(world, rng, variant) {
     const artists = [...new Set(table(world.db, "songs").map((s) => s.artist as string))];
-    const artist = distinct(world, "music_like_artist", artists, variant);
+    const artist = variantPick(world, artists, variant, "music_like_artist");
     const existing = table(world.db, "songs").filter((s) => s.artist === artist);
     const genre = existing[0]?.genre ?? "pop";
     const taken = new Set(table(world.db, "songs").map((s) => s.title as string));
@@ -99,14 +83,14 @@ export const musicLikeArtist: TaskTemplate = {
         play_count: rng.int(2, 900) * 1000 + rng.int(0, 999),
         release_year: rng.int(1998, 2025),
       });
-    const likedIds = () => new Set(userRows(world, "liked_songs").map((l) => l.song_id as number));
+    const likedIds = () => new Set(ownedRows(world, "liked_songs").map((l) => l.song_id as number));
     // Some of the artist's songs are liked already: liking them again is an error.
     for (const s of rng.sample(existing, rng.int(1, 2)))
       if (!likedIds().has(s.id))
         insert(world.db, "liked_songs", {
           owner: world.user.email,
           song_id: s.id,
-          liked_at: stamp(addDays(world.today, -rng.int(1, 90)), rng),
+          liked_at: stampDaysAgo(world, rng, rng.int(1, 90), [7, 22]),
         });
     const liked = likedIds();
     const todo = table(world.db, "songs").filter((s) => s.artist === artist && !liked.has(s.id));
@@ -194,7 +178,7 @@ export const musicTopLiked: TaskTemplate = {
   build(world, rng) {
     const songs = table(world.db, "songs");
     const song = (id: number) => findRow(world.db, "songs", (s) => s.id === id) as Row;
-    const likedIds = () => new Set(userRows(world, "liked_songs").map((l) => l.song_id as number));
+    const likedIds = () => new Set(ownedRows(world, "liked_songs").map((l) => l.song_id as number));
     // Older than the seeded likes (at most 90 days), so the list spans 3 pages.
     const extraDays = rng.sample(
       Array.from({ length: 40 }, (_, i) => 91 + i),
@@ -205,10 +189,10 @@ export const musicTopLiked: TaskTemplate = {
       insert(world.db, "liked_songs", {
         owner: world.user.email,
         song_id: rng.pick(free).id,
-        liked_at: stamp(addDays(world.today, -days), rng),
+        liked_at: stampDaysAgo(world, rng, days, [7, 22]),
       });
     }
-    const liked = newestFirst(userRows(world, "liked_songs"), "liked_at");
+    const liked = newestFirst(ownedRows(world, "liked_songs"), "liked_at");
     const target = song(rng.pick(liked.slice(5)).song_id as number);
     const others = liked
       .filter((l) => l.song_id !== target.id)
@@ -255,14 +239,14 @@ export const musicPlaylistMinutes: TaskTemplate = {
       owner: world.user.email,
       title,
       song_ids: picked.map((s) => s.id),
-      created_at: stamp(addDays(world.today, -rng.int(210, 300)), rng),
+      created_at: stampDaysAgo(world, rng, rng.int(210, 300), [7, 22]),
     });
     const filler = NEW_PLAYLIST_TITLES.filter((t) => t !== title && !titleTaken(world, t));
     insert(world.db, "playlists", {
       owner: world.user.email,
       title: rng.pick(filler),
       song_ids: rng.sample(songs, rng.int(3, 6)).map((s) => s.id),
-      created_at: stamp(addDays(world.today, -rng.int(1, 2)), rng),
+      created_at: stampDaysAgo(world, rng, rng.int(1, 2), [7, 22]),
     });
     return {
       instruction: `How many minutes long is my music playlist '${title}' in total? Answer with a number rounded to the nearest minute.`,

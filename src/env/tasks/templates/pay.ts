@@ -1,9 +1,18 @@
 import { addDays } from "../../apps/common";
-import { findRow, insert } from "../../db";
+import { insert } from "../../db";
 import { WORDS } from "../../names";
-import { added, allowUpdates, sameAmount } from "../expect";
+import { allowUpdates } from "../expect";
 import type { TaskTemplate } from "../types";
-import { contactEmail, fullName, money, peopleWith, variantPick } from "./helpers";
+import {
+  accountIds,
+  contactEmail,
+  fullName,
+  minuteStamp,
+  money,
+  peopleWith,
+  sentMoney,
+  variantPick,
+} from "./helpers";
 
 /** Templates centred on the pay app. */
 
@@ -21,24 +30,14 @@ export const payContact: TaskTemplate = {
     const amount = rng.int(3, 30) * 5;
     const note = rng.pick(WORDS);
     const name = fullName(person);
-    const me = findRow(world.db, "pay_accounts", (r) => r.email === world.user.email);
-    const them = findRow(world.db, "pay_accounts", (r) => r.email === person.email);
     return {
       instruction: `Send $${amount} to ${name} on pay with the note "${note}".`,
       params: { name, amount, note },
       expect: {
-        changes: [
-          added(
-            `sent $${amount} to ${person.email} with note "${note}"`,
-            "transactions",
-            (r) =>
-              r.sender === world.user.email &&
-              r.receiver === person.email &&
-              sameAmount(r.amount, amount) &&
-              r.note === note,
-          ),
-        ],
-        allow: allowUpdates("pay_accounts", [me?.id ?? -1, them?.id ?? -1], ["balance"]),
+        changes: [sentMoney(world, person.email, amount, note)],
+        allow: allowUpdates("pay_accounts", accountIds(world, [world.user.email, person.email]), [
+          "balance",
+        ]),
       },
     };
   },
@@ -68,7 +67,7 @@ export const payTotalReceived: TaskTemplate = {
         receiver: world.user.email,
         amount: rng.int(2, 60),
         note: rng.pick(WORDS),
-        created_at: `${addDays(world.today, -rng.int(1, 90))}T${String(rng.int(8, 21)).padStart(2, "0")}:15`,
+        created_at: minuteStamp(addDays(world.today, -rng.int(1, 90)), rng.int(8, 21), 15),
       });
     const total = money(
       world.db.transactions

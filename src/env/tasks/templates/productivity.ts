@@ -1,29 +1,13 @@
 import { addDays } from "../../apps/common";
-import { insert, table } from "../../db";
-import { Rng } from "../../rng";
-import type { Row } from "../../types";
+import { insert } from "../../db";
+import type { Rng } from "../../rng";
 import type { World } from "../../world";
 import { ScriptError } from "../actor";
 import { added, updated } from "../expect";
 import type { TaskTemplate } from "../types";
+import { ownedRows, stampDaysAgo, variantPick } from "./helpers";
 
 /** Templates centred on the notes and todo apps. */
-
-/** One item per variant, distinct across a scenario's variants (the order is fixed per world). */
-function distinct<T>(world: World, key: string, items: readonly T[], variant: number): T {
-  const order = Rng.derive(world.seed, key).shuffle(items);
-  return order[variant % order.length] as T;
-}
-
-function stamp(date: string, rng: Rng): string {
-  const h = String(rng.int(7, 22)).padStart(2, "0");
-  const m = String(rng.int(0, 59)).padStart(2, "0");
-  return `${date}T${h}:${m}`;
-}
-
-function userRows(world: World, name: string): Row[] {
-  return table(world.db, name).filter((r) => r.owner === world.user.email);
-}
 
 // ---------------------------------------------------------------- notes
 
@@ -143,7 +127,7 @@ function addTagDecoy(world: World, rng: Rng, tag: string): void {
     content: `Move the ${tag} notes into one place`,
     tags: ["misc"],
     pinned: false,
-    updated_at: stamp(addDays(world.today, -rng.int(1, 60)), rng),
+    updated_at: stampDaysAgo(world, rng, rng.int(1, 60), [7, 22]),
   });
 }
 
@@ -153,9 +137,9 @@ export const notesCreate: TaskTemplate = {
   difficulty: 1,
   apps: ["notes"],
   build(world, _rng, variant) {
-    const existing = new Set(userRows(world, "notes").map((n) => n.title as string));
+    const existing = new Set(ownedRows(world, "notes").map((n) => n.title as string));
     const free = NEW_NOTES.filter(([t]) => !existing.has(t));
-    const [title, content, tag] = distinct(world, "notes_create", free, variant);
+    const [title, content, tag] = variantPick(world, free, variant, "notes_create");
     return {
       instruction: `Create a note titled '${title}' with the content '${content}' and the tag '${tag}'.`,
       params: { title, content, tag },
@@ -195,7 +179,7 @@ export const notesAppend: TaskTemplate = {
   difficulty: 1,
   apps: ["notes"],
   build(world, rng, variant) {
-    const [title, lines, items] = distinct(world, "notes_append", APPEND_NOTES, variant);
+    const [title, lines, items] = variantPick(world, APPEND_NOTES, variant, "notes_append");
     const item = rng.pick(items);
     const content = rng.shuffle(lines).join("\n");
     const note = insert(world.db, "notes", {
@@ -204,7 +188,7 @@ export const notesAppend: TaskTemplate = {
       content,
       tags: ["lists"],
       pinned: false,
-      updated_at: stamp(addDays(world.today, -rng.int(3, 60)), rng),
+      updated_at: stampDaysAgo(world, rng, rng.int(3, 60), [7, 22]),
     });
     const want = `${content}\n${item}`;
     return {
@@ -241,10 +225,10 @@ export const notesCountTag: TaskTemplate = {
   difficulty: 2,
   apps: ["notes"],
   build(world, rng, variant) {
-    const tag = distinct(world, "notes_count_tag", Object.keys(TAGGED_NOTES), variant);
-    const has = () => userRows(world, "notes").filter((n) => (n.tags as string[]).includes(tag));
+    const tag = variantPick(world, Object.keys(TAGGED_NOTES), variant, "notes_count_tag");
+    const has = () => ownedRows(world, "notes").filter((n) => (n.tags as string[]).includes(tag));
     const target = variant === 2 ? rng.int(3, 5) : rng.int(6, 10);
-    const existing = new Set(userRows(world, "notes").map((n) => n.title as string));
+    const existing = new Set(ownedRows(world, "notes").map((n) => n.title as string));
     const pool = rng.shuffle((TAGGED_NOTES[tag] ?? []).filter(([t]) => !existing.has(t)));
     const others = rng.sample(["log", "wishlist", "people", "money", "home"], 2);
     for (const [title, content] of pool.slice(0, Math.max(0, target - has().length)))
@@ -254,7 +238,7 @@ export const notesCountTag: TaskTemplate = {
         content,
         tags: rng.chance(0.4) ? [tag, rng.pick(others)] : [tag],
         pinned: rng.chance(0.15),
-        updated_at: stamp(addDays(world.today, -rng.int(1, 90)), rng),
+        updated_at: stampDaysAgo(world, rng, rng.int(1, 90), [7, 22]),
       });
     addTagDecoy(world, rng, tag);
     return {
@@ -349,7 +333,7 @@ function addTodo(
     list,
     due_date: due === null ? null : addDays(world.today, due),
     done,
-    created_at: stamp(addDays(world.today, -rng.int(20, 40)), rng),
+    created_at: stampDaysAgo(world, rng, rng.int(20, 40), [7, 22]),
   });
 }
 
@@ -359,7 +343,7 @@ export const todoCreate: TaskTemplate = {
   difficulty: 1,
   apps: ["todo"],
   build(world, rng, variant) {
-    const list = distinct(world, "todo_create", LISTS, variant);
+    const list = variantPick(world, LISTS, variant, "todo_create");
     const title = rng.pick(TODO_TITLES[list] ?? []);
     const due = addDays(world.today, rng.int(1, 30));
     return {
@@ -402,9 +386,9 @@ export const todoOverdueDone: TaskTemplate = {
   difficulty: 3,
   apps: ["todo"],
   build(world, rng, variant) {
-    const list = distinct(world, "todo_overdue_done", LISTS, variant);
+    const list = variantPick(world, LISTS, variant, "todo_overdue_done");
     const overdue = () =>
-      userRows(world, "todos").filter(
+      ownedRows(world, "todos").filter(
         (t) => t.list === list && !t.done && t.due_date !== null && t.due_date < world.today,
       );
     const titles = rng.shuffle(TODO_TITLES[list] ?? []);
@@ -456,8 +440,8 @@ export const todoCountOpen: TaskTemplate = {
   difficulty: 2,
   apps: ["todo"],
   build(world, rng, variant) {
-    const list = distinct(world, "todo_count_open", LISTS, variant);
-    const open = () => userRows(world, "todos").filter((t) => t.list === list && !t.done);
+    const list = variantPick(world, LISTS, variant, "todo_count_open");
+    const open = () => ownedRows(world, "todos").filter((t) => t.list === list && !t.done);
     const titles = rng.shuffle(TODO_TITLES[list] ?? []);
     const target = Math.max(open().length + 1, variant === 2 ? rng.int(3, 5) : rng.int(6, 9));
     while (open().length < target) {
