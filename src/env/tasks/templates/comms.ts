@@ -1,7 +1,5 @@
 import { newestFirst } from "../../apps/common";
-import type { Change } from "../../db";
 import type { Person, Row } from "../../types";
-import type { World } from "../../world";
 import { ScriptError } from "../actor";
 import { added } from "../expect";
 import type { TaskTemplate } from "../types";
@@ -11,54 +9,14 @@ import {
   deliverMail,
   fullName,
   groupOf,
+  inboxCopies,
   inboxOf,
+  sentEmail,
   stampDaysAgo,
   variantPick,
 } from "./helpers";
 
 /** Templates centred on phone texts and mail. */
-
-/** Whether a row holds this list of recipients, in this order. */
-function sameList(value: unknown, want: string[]): boolean {
-  return (
-    Array.isArray(value) && value.length === want.length && want.every((w, i) => value[i] === w)
-  );
-}
-
-/** The user's sent copy of an email with exactly these values. */
-function sentEmail(
-  world: World,
-  name: string,
-  recipients: string[],
-  subject: string,
-  body: string,
-) {
-  return added(name, "emails", (r) => {
-    return (
-      r.owner === world.user.email &&
-      r.folder === "sent" &&
-      r.sender === world.user.email &&
-      sameList(r.recipients, recipients) &&
-      r.subject === subject &&
-      r.body === body
-    );
-  });
-}
-
-/** Allows the recipients' unread inbox copies of that email. */
-function inboxCopies(world: World, recipients: string[], subject: string, body: string) {
-  return (c: Change) =>
-    c.table === "emails" &&
-    c.kind === "added" &&
-    !!c.after &&
-    recipients.includes(c.after.owner as string) &&
-    c.after.folder === "inbox" &&
-    c.after.sender === world.user.email &&
-    sameList(c.after.recipients, recipients) &&
-    c.after.subject === subject &&
-    c.after.body === body &&
-    c.after.read === false;
-}
 
 const SINGLE_RELATIONSHIPS = ["manager", "partner", "parent", "sibling"];
 const TEXTS = [

@@ -11,10 +11,12 @@ import {
   contactEmail,
   contactsWith,
   fullName,
+  inboxCopies,
   minuteStamp,
   money,
   ownedRows,
   peopleWith,
+  sentEmail,
   variantPick,
 } from "./helpers";
 
@@ -514,8 +516,115 @@ export const calendarMeetingWith: TaskTemplate = {
   },
 };
 
+/**
+ * expense_report (4 apps): add up one vendor's receipts, email the total to a coworker, and log it
+ * as a new line of the user's 'Expenses' note.
+ */
+export const expenseReport: TaskTemplate = {
+  id: "expense_report",
+  difficulty: 3,
+  apps: ["files", "phone", "mail", "notes"],
+  build(world, rng, variant): TemplateInstance {
+    const [vendor, category] = variantPick(world, VENDORS, variant, "expense_report/vendor");
+    const person = variantPick(
+      world,
+      peopleWith(world, ["manager", "coworker"]),
+      variant,
+      "expense_report/person",
+    );
+    for (let i = rng.int(3, 5); i > 0; i--) addReceipt(world, rng, vendor, category);
+    for (const [v, c] of rng.sample(
+      VENDORS.filter(([v]) => v !== vendor),
+      rng.int(3, 5),
+    ))
+      addReceipt(world, rng, v, c);
+    const total = receiptsTotal(world, (c) => field(c, "Vendor") === vendor).toFixed(2);
+    const lines = rng.sample(
+      VENDORS.filter(([v]) => v !== vendor).map(
+        ([v]) => `${v}: ${(rng.int(500, 9000) / 100).toFixed(2)}`,
+      ),
+      rng.int(1, 3),
+    );
+    const note = insert(world.db, "notes", {
+      owner: world.user.email,
+      title: "Expenses",
+      content: lines.join("\n"),
+      tags: ["money"],
+      pinned: false,
+      updated_at: minuteStamp(
+        addDays(world.today, -rng.int(5, 30)),
+        rng.int(8, 21),
+        rng.int(0, 59),
+      ),
+    });
+    const name = fullName(person);
+    const subject = `Expenses ${vendor}`;
+    const content = `${note.content}\n${vendor}: ${total}`;
+    return {
+      instruction: `Add up my receipts from ${vendor} in /receipts, email the total (like 12.50) to ${name} with the subject "${subject}", and add the line "${vendor}: <total>" to my note 'Expenses'.`,
+      params: { vendor, name, subject },
+      expect: {
+        changes: [
+          sentEmail(world, `emailed ${total} to ${person.email}`, [person.email], subject, total),
+          updated(
+            `'${vendor}: ${total}' added to 'Expenses'`,
+            "notes",
+            note.id,
+            (r) => r.content === content,
+            ["content", "updated_at"],
+          ),
+        ],
+        allow: inboxCopies(world, [person.email], subject, total),
+      },
+    };
+  },
+  *solve(a, p) {
+    const vendor = p.vendor as string;
+    const token = yield* a.login("files");
+    const listing = yield* a.pages("files", "list_directory", {
+      access_token: token,
+      directory: "/receipts",
+    });
+    let cents = 0;
+    for (const f of listing.filter(
+      (x) => x.type !== "directory" && String(x.path).includes(slug(vendor)),
+    )) {
+      const file = (yield* a.call("files", "show_file", {
+        access_token: token,
+        path: f.path as string,
+      })) as JsonObject;
+      const content = String(file.content);
+      if (field(content, "Vendor") === vendor)
+        cents += Math.round(Number(field(content, "Total")) * 100);
+    }
+    const total = (cents / 100).toFixed(2);
+    const email = yield* contactEmail(a, p.name as string);
+    const mailToken = yield* a.login("mail");
+    yield* a.call("mail", "send_email", {
+      access_token: mailToken,
+      recipients: [email],
+      subject: p.subject as string,
+      body: total,
+    });
+    const notesToken = yield* a.login("notes");
+    const found = yield* a.pages("notes", "show_notes", {
+      access_token: notesToken,
+      query: "Expenses",
+    });
+    const note = found.find((n) => n.title === "Expenses");
+    if (!note) throw new ScriptError("no note titled Expenses");
+    yield* a.call("notes", "append_to_note", {
+      access_token: notesToken,
+      note_id: note.note_id ?? null,
+      text: `${vendor}: ${total}`,
+    });
+    yield* a.finish();
+  },
+};
+
 export const ERRANDS_TEMPLATES: TaskTemplate[] = [
   filesReceiptTotal,
+  expenseReport,
   filesMove,
   filesCreateList,
   shopBuyCheapest,

@@ -1,6 +1,6 @@
 import { addDays } from "../../apps/common";
 import { deliver } from "../../apps/mail";
-import { findRow, table } from "../../db";
+import { type Change, findRow, table } from "../../db";
 import { Rng } from "../../rng";
 import type { Db, JsonObject, Person, Row } from "../../types";
 import type { World } from "../../world";
@@ -181,4 +181,46 @@ export function sentMoney(
       sameAmount(r.amount, amount) &&
       r.note === note,
   );
+}
+
+/** Whether a row holds this list of recipients, in this order. */
+export function sameList(value: unknown, want: string[]): boolean {
+  return (
+    Array.isArray(value) && value.length === want.length && want.every((w, i) => value[i] === w)
+  );
+}
+
+/** The user's sent copy of an email with exactly these values. */
+export function sentEmail(
+  world: World,
+  name: string,
+  recipients: string[],
+  subject: string,
+  body: string,
+) {
+  return added(name, "emails", (r) => {
+    return (
+      r.owner === world.user.email &&
+      r.folder === "sent" &&
+      r.sender === world.user.email &&
+      sameList(r.recipients, recipients) &&
+      r.subject === subject &&
+      r.body === body
+    );
+  });
+}
+
+/** Allows the recipients' unread inbox copies of that email. */
+export function inboxCopies(world: World, recipients: string[], subject: string, body: string) {
+  return (c: Change) =>
+    c.table === "emails" &&
+    c.kind === "added" &&
+    !!c.after &&
+    recipients.includes(c.after.owner as string) &&
+    c.after.folder === "inbox" &&
+    c.after.sender === world.user.email &&
+    sameList(c.after.recipients, recipients) &&
+    c.after.subject === subject &&
+    c.after.body === body &&
+    c.after.read === false;
 }
