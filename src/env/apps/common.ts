@@ -156,6 +156,37 @@ export function addDays(date: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
+/** Someone with this relationship to the user, else anyone: one draw either way. */
+export function personWith(people: Person[], rng: Rng, relationship: string): Person {
+  const matching = people.filter((p) => p.relationship === relationship);
+  return rng.pick(matching.length > 0 ? matching : people);
+}
+
+/** n distinct people with this relationship (fewer if there are not that many), in random order. */
+export function peopleWith(people: Person[], rng: Rng, relationship: string, n: number): Person[] {
+  return rng.sample(
+    people.filter((p) => p.relationship === relationship),
+    n,
+  );
+}
+
+/**
+ * A seed timestamp "YYYY-MM-DDTHH:MM": `daysAgo` days before today (a number, or a [lo, hi] range
+ * drawn first), at an hour drawn from `hours` ([from, to], both included), then a minute.
+ */
+export function stampDaysAgo(
+  today: string,
+  rng: Rng,
+  daysAgo: number | readonly [number, number],
+  hours: readonly [number, number],
+): string {
+  const days = typeof daysAgo === "number" ? daysAgo : rng.int(daysAgo[0], daysAgo[1]);
+  const date = addDays(today, -days);
+  const hour = rng.int(hours[0], hours[1]);
+  const minute = rng.int(0, 59);
+  return `${date}T${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`;
+}
+
 /** Newest first by a field, ties by id descending. */
 export function newestFirst(rows: Row[], field: string): Row[] {
   return rows.slice().sort((a, b) => {

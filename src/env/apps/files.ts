@@ -7,7 +7,19 @@ import {
   type Person,
   type Row,
 } from "../types";
-import { type AppModule, addDays, defineApp, loginApi, opt, owned, pick, req } from "./common";
+import {
+  type AppModule,
+  addDays,
+  defineApp,
+  loginApi,
+  opt,
+  owned,
+  peopleWith,
+  personWith,
+  pick,
+  req,
+  stampDaysAgo,
+} from "./common";
 
 const FILE_FIELDS = ["path", "size", "created_at"];
 const fileView = (r: Row) => pick(r, FILE_FIELDS);
@@ -190,22 +202,13 @@ export const files: AppModule = {
     },
   ]),
   seed: ({ db, user, people, today, rng }) => {
-    const rel = (r: string): Person => {
-      const m = people.filter((p) => p.relationship === r);
-      return rng.pick(m.length > 0 ? m : people);
-    };
-    const manager = rel("manager");
-    const roommate = rel("roommate");
-    const partner = rel("partner");
-    const coworkers = rng.sample(
-      people.filter((p) => p.relationship === "coworker"),
-      2,
-    );
+    const manager = personWith(people, rng, "manager");
+    const roommate = personWith(people, rng, "roommate");
+    const partner = personWith(people, rng, "partner");
+    const coworkers = peopleWith(people, rng, "coworker", 2);
     const cw = (i: number) => coworkers[i] ?? manager;
-    const friend = rel("friend");
+    const friend = personWith(people, rng, "friend");
     const name = (p: Person) => `${p.first_name} ${p.last_name}`;
-    const stamp = (days: number) =>
-      `${addDays(today, -days)}T${String(rng.int(7, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`;
     const money = (lo: number, hi: number) => (rng.int(lo * 100, hi * 100) / 100).toFixed(2);
 
     const entries: [path: string, content: string, days: number][] = [];
@@ -322,7 +325,7 @@ export const files: AppModule = {
         path,
         content,
         size: content.length,
-        created_at: stamp(days),
+        created_at: stampDaysAgo(today, rng, days, [7, 22]),
       });
   },
 };

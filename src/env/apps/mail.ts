@@ -1,5 +1,4 @@
 import { findRow, insert, removeRow } from "../db";
-import type { Rng } from "../rng";
 import { ApiError, type Db, type Person, type Row } from "../types";
 import {
   type AppModule,
@@ -12,8 +11,11 @@ import {
   nonEmpty,
   opt,
   owned,
+  peopleWith,
+  personWith,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const INBOX_FIELDS = ["email_id", "sender", "subject", "sent_at", "read"];
@@ -202,22 +204,13 @@ export const mail: AppModule = {
     },
   ]),
   seed: ({ db, user, people, today, rng }) => {
-    const rel = (r: string): Person => pickRel(rng, people, r);
-    const stamp = (days: number) =>
-      `${addDays(today, -days)}T${String(rng.int(7, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`;
-    const manager = rel("manager");
-    const roommate = rel("roommate");
-    const partner = rel("partner");
-    const sibling = rel("sibling");
-    const parent = rel("parent");
-    const coworkers = rng.sample(
-      people.filter((p) => p.relationship === "coworker"),
-      3,
-    );
-    const friends = rng.sample(
-      people.filter((p) => p.relationship === "friend"),
-      4,
-    );
+    const manager = personWith(people, rng, "manager");
+    const roommate = personWith(people, rng, "roommate");
+    const partner = personWith(people, rng, "partner");
+    const sibling = personWith(people, rng, "sibling");
+    const parent = personWith(people, rng, "parent");
+    const coworkers = peopleWith(people, rng, "coworker", 3);
+    const friends = peopleWith(people, rng, "friend", 4);
     const c = (i: number) => coworkers[i] ?? manager;
     const f = (i: number) => friends[i] ?? roommate;
     const me = user.email;
@@ -380,7 +373,7 @@ export const mail: AppModule = {
       },
     ];
     const all = [...incoming, ...outgoing]
-      .map((m) => ({ ...m, at: stamp(m.days) }))
+      .map((m) => ({ ...m, at: stampDaysAgo(today, rng, m.days, [7, 22]) }))
       .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     for (const m of all) {
       const read = rng.chance(0.6);
@@ -396,8 +389,3 @@ export const mail: AppModule = {
     }
   },
 };
-
-function pickRel(rng: Rng, people: Person[], relationship: string): Person {
-  const matching = people.filter((p) => p.relationship === relationship);
-  return rng.pick(matching.length > 0 ? matching : people);
-}

@@ -2,7 +2,6 @@ import { insert, removeRow, table } from "../db";
 import { ApiError, type Db, type Row } from "../types";
 import {
   type AppModule,
-  addDays,
   defineApp,
   getRow,
   loginApi,
@@ -13,6 +12,7 @@ import {
   owned,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 export const GENRES = ["pop", "rock", "jazz", "hip hop", "electronic", "folk"];
@@ -96,10 +96,6 @@ function playlistView(db: Db, p: Row) {
     created_at: p.created_at as string,
     songs: ids.map((id) => pick({ ...song(db, id), song_id: id }, TRACK_FIELDS)),
   };
-}
-
-function stamp(date: string, h: number, m: number): string {
-  return `${date}T${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}`;
 }
 
 /** Music: a song catalog, the user's liked songs and playlists. */
@@ -297,7 +293,7 @@ export const music: AppModule = {
       insert(db, "liked_songs", {
         owner: user.email,
         song_id: songId,
-        liked_at: stamp(addDays(today, -(likeDays[i] as number)), rng.int(7, 23), rng.int(0, 59)),
+        liked_at: stampDaysAgo(today, rng, likeDays[i] as number, [7, 23]),
       });
     });
     const titles = rng.sample(
@@ -321,7 +317,7 @@ export const music: AppModule = {
         owner: user.email,
         title,
         song_ids: rng.sample(ids, rng.int(3, 8)),
-        created_at: stamp(addDays(today, -(planDays[i] as number)), rng.int(8, 22), rng.int(0, 59)),
+        created_at: stampDaysAgo(today, rng, planDays[i] as number, [8, 22]),
       });
     });
   },

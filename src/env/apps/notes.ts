@@ -11,8 +11,11 @@ import {
   nonEmpty,
   opt,
   owned,
+  peopleWith,
+  personWith,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const PREVIEW_CHARS = 40;
@@ -168,22 +171,12 @@ export const notes: AppModule = {
     },
   ]),
   seed: ({ db, user, people, today, rng }) => {
-    const rel = (r: string): Person => {
-      const m = people.filter((p) => p.relationship === r);
-      return rng.pick(m.length > 0 ? m : people);
-    };
-    const manager = rel("manager");
-    const partner = rel("partner");
-    const sibling = rel("sibling");
-    const roommate = rel("roommate");
-    const coworkers = rng.sample(
-      people.filter((p) => p.relationship === "coworker"),
-      3,
-    );
-    const friends = rng.sample(
-      people.filter((p) => p.relationship === "friend"),
-      5,
-    );
+    const manager = personWith(people, rng, "manager");
+    const partner = personWith(people, rng, "partner");
+    const sibling = personWith(people, rng, "sibling");
+    const roommate = personWith(people, rng, "roommate");
+    const coworkers = peopleWith(people, rng, "coworker", 3);
+    const friends = peopleWith(people, rng, "friend", 5);
     const cw = (i: number) => coworkers[i] ?? manager;
     const fr = (i: number) => friends[i] ?? roommate;
     const name = (p: Person) => `${p.first_name} ${p.last_name}`;
@@ -386,7 +379,7 @@ export const notes: AppModule = {
         content: s.lines.join("\n"),
         tags: s.tags,
         pinned: s.pinned ?? false,
-        updated_at: `${day(s.days)}T${String(rng.int(7, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`,
+        updated_at: stampDaysAgo(today, rng, s.days, [7, 22]),
       });
   },
 };

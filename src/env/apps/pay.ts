@@ -3,7 +3,6 @@ import { WORDS } from "../names";
 import { ApiError, type Row } from "../types";
 import {
   type AppModule,
-  addDays,
   defineApp,
   getRow,
   loginApi,
@@ -12,6 +11,7 @@ import {
   pick,
   positiveAmount,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const TX_FIELDS = ["transaction_id", "sender", "receiver", "amount", "note", "created_at"];
@@ -214,8 +214,6 @@ export const pay: AppModule = {
         email: p.email,
         balance: p === user ? rng.int(800, 2000) : rng.int(50, 900),
       });
-    const stamp = () =>
-      `${addDays(today, -rng.int(1, 60))}T${String(rng.int(8, 21)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`;
     for (let i = 0; i < 16; i++) {
       const other = rng.pick(people).email;
       const sent = rng.chance(0.5);
@@ -224,7 +222,7 @@ export const pay: AppModule = {
         receiver: sent ? other : user.email,
         amount: rng.int(5, 120),
         note: rng.pick(WORDS),
-        created_at: stamp(),
+        created_at: stampDaysAgo(today, rng, [1, 60], [8, 21]),
       });
     }
     for (let i = 0; i < 6; i++) {
@@ -236,7 +234,7 @@ export const pay: AppModule = {
         amount: rng.int(5, 80),
         note: rng.pick(WORDS),
         status: rng.pick(["pending", "pending", "approved", "declined"]),
-        created_at: stamp(),
+        created_at: stampDaysAgo(today, rng, [1, 60], [8, 21]),
       });
     }
   },

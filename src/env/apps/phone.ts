@@ -3,7 +3,6 @@ import { WORDS } from "../names";
 import { ApiError, type Row } from "../types";
 import {
   type AppModule,
-  addDays,
   defineApp,
   getRow,
   loginApi,
@@ -14,6 +13,7 @@ import {
   owned,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const CONTACT_FIELDS = ["contact_id", "first_name", "last_name", "email", "phone", "relationship"];
@@ -199,7 +199,7 @@ export const phone: AppModule = {
         sender: incoming ? other.phone : user.phone,
         receiver: incoming ? user.phone : other.phone,
         message: `${rng.pick(["About", "Re", "Thanks for", "Plans for"])} ${rng.pick(WORDS)}`,
-        sent_at: `${addDays(today, -rng.int(1, 40))}T${String(rng.int(8, 21)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`,
+        sent_at: stampDaysAgo(today, rng, [1, 40], [8, 21]),
       });
     }
   },

@@ -2,7 +2,6 @@ import { findRow, insert, removeRow, table } from "../db";
 import { ApiError, type Db, type Json, type Row } from "../types";
 import {
   type AppModule,
-  addDays,
   defineApp,
   getRow,
   loginApi,
@@ -12,6 +11,7 @@ import {
   owned,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 export const CATEGORIES = ["electronics", "kitchen", "books", "clothing", "sports"];
@@ -311,7 +311,7 @@ export const shop: AppModule = {
         total: total(items),
         status,
         card_id: cards.length > 0 ? rng.pick(cards).id : null,
-        created_at: `${addDays(today, -ago)}T${String(rng.int(8, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`,
+        created_at: stampDaysAgo(today, rng, ago, [8, 22]),
       });
     });
   },

@@ -2,7 +2,6 @@ import { insert, removeRow, table } from "../db";
 import { ApiError, type CallContext, type Person, type Row } from "../types";
 import {
   type AppModule,
-  addDays,
   defineApp,
   getRow,
   loginApi,
@@ -12,6 +11,7 @@ import {
   pick,
   positiveAmount,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const EXPENSE_FIELDS = [
@@ -231,7 +231,7 @@ export const splitbill: AppModule = {
           amount: rng.int(lo * 100, hi * 100) / 100,
           description,
           split_among: among.slice(),
-          created_at: `${addDays(today, -(days[i] as number))}T${String(rng.int(8, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`,
+          created_at: stampDaysAgo(today, rng, days[i] as number, [8, 22]),
         });
       });
     }

@@ -10,8 +10,11 @@ import {
   nonEmpty,
   opt,
   owned,
+  peopleWith,
+  personWith,
   pick,
   req,
+  stampDaysAgo,
 } from "./common";
 
 const TODO_FIELDS = ["todo_id", "title", "list", "due_date", "done"];
@@ -155,19 +158,12 @@ export const todo: AppModule = {
     },
   ]),
   seed: ({ db, user, people, today, rng }) => {
-    const rel = (r: string): Person => {
-      const m = people.filter((p) => p.relationship === r);
-      return rng.pick(m.length > 0 ? m : people);
-    };
-    const manager = rel("manager");
-    const sibling = rel("sibling");
-    const parent = rel("parent");
-    const roommate = rel("roommate");
-    const coworker = rel("coworker");
-    const friends = rng.sample(
-      people.filter((p) => p.relationship === "friend"),
-      2,
-    );
+    const manager = personWith(people, rng, "manager");
+    const sibling = personWith(people, rng, "sibling");
+    const parent = personWith(people, rng, "parent");
+    const roommate = personWith(people, rng, "roommate");
+    const coworker = personWith(people, rng, "coworker");
+    const friends = peopleWith(people, rng, "friend", 2);
     const fr = (i: number) => friends[i] ?? roommate;
     /** The next birthday of a person on or after today. */
     const nextBirthday = (p: Person) => {
@@ -219,7 +215,7 @@ export const todo: AppModule = {
         list,
         due_date: typeof due === "number" ? rel0(due) : due,
         done,
-        created_at: `${addDays(today, -rng.int(3, 25))}T${String(rng.int(7, 22)).padStart(2, "0")}:${String(rng.int(0, 59)).padStart(2, "0")}`,
+        created_at: stampDaysAgo(today, rng, [3, 25], [7, 22]),
       });
   },
 };
