@@ -1,0 +1,58 @@
+import { createEpisode, type Split, tasksOf } from "../env";
+import type { Tokenizer } from "../model/tokenizer";
+import { createDemonstrator } from "./demonstrator";
+import { runEpisode } from "./run";
+import type { Flaws } from "./scriptActor";
+import { actionTokens, observationTokens, promptTokens, type TurnTokens } from "./transcript";
+
+/** An episode as text: what a transcript is built from. */
+export interface EpisodeText {
+  taskId: string;
+  prompt: string;
+  actions: string[];
+  observations: string[];
+  reward: number;
+  success: boolean;
+}
+
+/** Demonstrator episodes over a split, one per task per seed. */
+export function collectDemonstrations(
+  split: Split,
+  seeds: readonly number[],
+  flaws?: Partial<Flaws>,
+): EpisodeText[] {
+  const out: EpisodeText[] = [];
+  for (const seed of seeds)
+    for (const task of tasksOf(split)) {
+      const ep = createEpisode(task.id);
+      const run = runEpisode(ep, createDemonstrator(task, seed, flaws));
+      out.push({
+        taskId: task.id,
+        prompt: ep.prompt,
+        actions: run.actions,
+        observations: run.observations,
+        reward: run.evaluation.reward,
+        success: run.evaluation.success,
+      });
+    }
+  return out;
+}
+
+/** The token transcript of a text episode (the same format rollouts produce). */
+export function tokenizeEpisode(
+  tok: Tokenizer,
+  ep: EpisodeText,
+): { prompt: number[]; turns: TurnTokens[] } {
+  return {
+    prompt: promptTokens(tok, ep.prompt),
+    turns: ep.actions.map((a, i) => ({
+      action: actionTokens(tok, a),
+      observation: observationTokens(tok, ep.observations[i] ?? ""),
+    })),
+  };
+}
+
+/** All the text of some episodes, for building a vocabulary. */
+export function episodeCorpus(episodes: readonly EpisodeText[]): string[] {
+  return episodes.flatMap((e) => [e.prompt, ...e.actions, ...e.observations]);
+}

@@ -1,0 +1,58 @@
+/** The transformer's shape. */
+export interface ModelConfig {
+  vocabSize: number;
+  /** Longest token sequence the model reads (learned absolute positions). */
+  context: number;
+  dModel: number;
+  nLayers: number;
+  nHeads: number;
+  dMlp: number;
+}
+
+export type PresetName = "tiny" | "small" | "default";
+
+/** Named sizes; vocabSize comes from the tokenizer. */
+export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
+  /** For tests: a train step in well under a second on the Node cpu backend. */
+  tiny: { context: 256, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64 },
+  /** Quick experiments on a CPU. */
+  small: { context: 2048, dModel: 64, nLayers: 2, nHeads: 2, dMlp: 256 },
+  /** The page's model: at most 2M parameters. */
+  default: { context: 2048, dModel: 128, nLayers: 4, nHeads: 4, dMlp: 512 },
+};
+
+export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
+  const preset = PRESETS[name];
+  if (!preset)
+    throw new Error(`Unknown model preset '${name}'. Presets: ${Object.keys(PRESETS).join(", ")}.`);
+  return { ...preset, vocabSize };
+}
+
+/** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
+export function validateConfig(c: unknown): ModelConfig {
+  const v = c as Partial<ModelConfig> | null;
+  const keys: (keyof ModelConfig)[] = [
+    "vocabSize",
+    "context",
+    "dModel",
+    "nLayers",
+    "nHeads",
+    "dMlp",
+  ];
+  for (const k of keys) {
+    const x = v?.[k];
+    if (typeof x !== "number" || !Number.isInteger(x) || x <= 0)
+      throw new Error(`model config: ${k} must be a positive integer, got ${JSON.stringify(x)}`);
+  }
+  const cfg = v as ModelConfig;
+  if (cfg.dModel % cfg.nHeads !== 0)
+    throw new Error("model config: dModel must be a multiple of nHeads");
+  return {
+    vocabSize: cfg.vocabSize,
+    context: cfg.context,
+    dModel: cfg.dModel,
+    nLayers: cfg.nLayers,
+    nHeads: cfg.nHeads,
+    dMlp: cfg.dMlp,
+  };
+}

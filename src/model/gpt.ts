@@ -1,0 +1,208 @@
+import * as tf from "@tensorflow/tfjs";
+import { Rng } from "../env/rng";
+import type { ModelConfig } from "./config";
+
+/** Keys and values of one layer's attention for a batch: [B, heads, keys, headDim]. */
+export type LayerKV = {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+};
+
+export interface ForwardOptions {
+  /** Position of each token [B, T] (int32); default 0..T-1 on every row. */
+  positions?: tf.Tensor2D;
+  /** 1 where a key may be attended, 0 for padding: [B, past + T]; default all 1. */
+  keyMask?: tf.Tensor2D;
+  /** Cached keys and values of earlier tokens, per layer. */
+  past?: LayerKV[];
+  /** Also return this call's keys and values (past included), for incremental decoding. */
+  returnKV?: boolean;
+}
+
+export interface ForwardResult {
+  /** [B, T, vocab] */
+  logits: tf.Tensor3D;
+  kv?: LayerKV[];
+}
+
+let instances = 0;
+
+/** Per-layer parameter names, in checkpoint order. */
+function layerNames(i: number): string[] {
+  return [
+    `h${i}.ln1.g`,
+    `h${i}.ln1.b`,
+    `h${i}.attn.wqkv`,
+    `h${i}.attn.bqkv`,
+    `h${i}.attn.wo`,
+    `h${i}.attn.bo`,
+    `h${i}.ln2.g`,
+    `h${i}.ln2.b`,
+    `h${i}.mlp.w1`,
+    `h${i}.mlp.b1`,
+    `h${i}.mlp.w2`,
+    `h${i}.mlp.b2`,
+  ];
+}
+
+/**
+ * A decoder-only transformer (nanoGPT shape): token + learned position embeddings, pre-norm blocks
+ * of causal self-attention and a GELU MLP, a final layer norm, and an output head tied to the token
+ * embedding (tied: the input and output vocabularies are the same, and at this size the embedding
+ * is a large share of the parameters). All matmuls are 2-D (tfjs #8721: 3-D x 2-D matMul has a
+ * wrong-shape gradient); on wasm, embeddings are one-hot matmuls (no gather gradient there).
+ */
+export class GPT {
+  readonly config: ModelConfig;
+  private readonly vars = new Map<string, tf.Variable>();
+  private readonly order: string[];
+
+  /** Parameters initialised in JS from a seed: the same weights on every backend. */
+  constructor(config: ModelConfig, seed = 0) {
+    this.config = config;
+    const { vocabSize: V, context: C, dModel: d, nLayers: L, dMlp: m } = config;
+    const rng = new Rng(seed);
+    const prefix = `gpt${instances++}/`;
+    const normal = (shape: number[], std: number) => {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i += 2) {
+        // Box-Muller from the seeded stream.
+        const u = Math.max(rng.float(), 1e-12);
+        const r = Math.sqrt(-2 * Math.log(u)) * std;
+        const t = 2 * Math.PI * rng.float();
+        out[i] = r * Math.cos(t);
+        if (i + 1 < n) out[i + 1] = r * Math.sin(t);
+      }
+      return tf.tensor(out, shape);
+    };
+    const add = (name: string, value: tf.Tensor) => {
+      this.vars.set(name, tf.variable(value, true, prefix + name));
+      value.dispose();
+    };
+    const residStd = 0.02 / Math.sqrt(2 * L);
+    add("wte", normal([V, d], 0.02));
+    add("wpe", normal([C, d], 0.01));
+    for (let i = 0; i < L; i++) {
+      add(`h${i}.ln1.g`, tf.ones([d]));
+      add(`h${i}.ln1.b`, tf.zeros([d]));
+      add(`h${i}.attn.wqkv`, normal([d, 3 * d], 0.02));
+      add(`h${i}.attn.bqkv`, tf.zeros([3 * d]));
+      add(`h${i}.attn.wo`, normal([d, d], residStd));
+      add(`h${i}.attn.bo`, tf.zeros([d]));
+      add(`h${i}.ln2.g`, tf.ones([d]));
+      add(`h${i}.ln2.b`, tf.zeros([d]));
+      add(`h${i}.mlp.w1`, normal([d, m], 0.02));
+      add(`h${i}.mlp.b1`, tf.zeros([m]));
+      add(`h${i}.mlp.w2`, normal([m, d], residStd));
+      add(`h${i}.mlp.b2`, tf.zeros([d]));
+    }
+    add("lnf.g", tf.ones([d]));
+    add("lnf.b", tf.zeros([d]));
+    this.order = [
+      "wte",
+      "wpe",
+      ...Array.from({ length: L }, (_, i) => layerNames(i)).flat(),
+      "lnf.g",
+      "lnf.b",
+    ];
+  }
+
+  /** Parameters in checkpoint order. */
+  weights(): { name: string; variable: tf.Variable }[] {
+    return this.order.map((name) => ({ name, variable: this.vars.get(name) as tf.Variable }));
+  }
+
+  trainableVariables(): tf.Variable[] {
+    return this.order.map((n) => this.vars.get(n) as tf.Variable);
+  }
+
+  paramCount(): number {
+    return this.weights().reduce((s, w) => s + w.variable.size, 0);
+  }
+
+  private w(name: string): tf.Variable {
+    const v = this.vars.get(name);
+    if (!v) throw new Error(`no parameter ${name}`);
+    return v;
+  }
+
+  /** Looks rows up in a [rows, d] table; one-hot matmul on wasm, which lacks gather's gradient. */
+  private embed(table: tf.Tensor2D, ids: tf.Tensor1D, rows: number): tf.Tensor2D {
+    if (tf.getBackend() === "wasm") return tf.matMul(tf.oneHot(ids, rows).toFloat(), table);
+    return tf.gather(table, ids);
+  }
+
+  private layerNorm(x: tf.Tensor2D, g: string, b: string): tf.Tensor2D {
+    const { mean, variance } = tf.moments(x, -1, true);
+    return x.sub(mean).div(variance.add(1e-5).sqrt()).mul(this.w(g)).add(this.w(b));
+  }
+
+  /** GELU, tanh approximation (GPT-2). */
+  private gelu(x: tf.Tensor2D): tf.Tensor2D {
+    const inner = x.add(x.pow(3).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
+    return x.mul(0.5).mul(inner.tanh().add(1));
+  }
+
+  /**
+   * Logits for a batch of token ids [B, T]. With `past`, the tokens continue cached sequences;
+   * the attention mask is causal within the call plus `keyMask` over all keys. Call inside
+   * tf.tidy (or dispose the results).
+   */
+  forward(ids: tf.Tensor2D, opts: ForwardOptions = {}): ForwardResult {
+    const { vocabSize: V, context: C, dModel: d, nHeads: H, nLayers: L } = this.config;
+    const [B, T] = ids.shape;
+    const hd = d / H;
+    const pastLen = opts.past?.[0]?.k.shape[2] ?? 0;
+    const S = pastLen + T;
+    const positions = opts.positions ?? tf.tile(tf.range(0, T, 1, "int32").expandDims(0), [B, 1]);
+    let x = this.embed(this.w("wte") as tf.Tensor2D, ids.reshape([B * T]) as tf.Tensor1D, V).add(
+      this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
+    ) as tf.Tensor2D;
+    // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
+    const causal = tf.linalg
+      .bandPart(tf.ones([T, S]), -1, pastLen)
+      .sub(1)
+      .mul(1e9);
+    let bias = causal.reshape([1, 1, T, S]);
+    if (opts.keyMask) bias = bias.add(opts.keyMask.sub(1).mul(1e9).reshape([B, 1, 1, S]));
+    const kvOut: LayerKV[] = [];
+    const heads = (t: tf.Tensor2D) =>
+      t.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    for (let i = 0; i < L; i++) {
+      const h = this.layerNorm(x, `h${i}.ln1.g`, `h${i}.ln1.b`);
+      const qkv = tf
+        .matMul(h, this.w(`h${i}.attn.wqkv`))
+        .add(this.w(`h${i}.attn.bqkv`)) as tf.Tensor2D;
+      const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+      let kh = heads(k);
+      let vh = heads(v);
+      const past = opts.past?.[i];
+      if (past) {
+        kh = tf.concat([past.k, kh], 2);
+        vh = tf.concat([past.v, vh], 2);
+      }
+      if (opts.returnKV) kvOut.push({ k: kh, v: vh });
+      const scores = tf
+        .matMul(heads(q), kh, false, true)
+        .mul(1 / Math.sqrt(hd))
+        .add(bias);
+      const att = tf.matMul(tf.softmax(scores), vh); // [B, H, T, hd]
+      const merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
+      x = x.add(tf.matMul(merged, this.w(`h${i}.attn.wo`)).add(this.w(`h${i}.attn.bo`)));
+      const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
+      const mlp = this.gelu(
+        tf.matMul(h2, this.w(`h${i}.mlp.w1`)).add(this.w(`h${i}.mlp.b1`)) as tf.Tensor2D,
+      );
+      x = x.add(tf.matMul(mlp, this.w(`h${i}.mlp.w2`)).add(this.w(`h${i}.mlp.b2`)));
+    }
+    const out = this.layerNorm(x, "lnf.g", "lnf.b");
+    const logits = tf.matMul(out, this.w("wte"), false, true).reshape([B, T, V]) as tf.Tensor3D;
+    return opts.returnKV ? { logits, kv: kvOut } : { logits };
+  }
+
+  dispose(): void {
+    for (const v of this.vars.values()) v.dispose();
+    this.vars.clear();
+  }
+}

@@ -1,0 +1,124 @@
+import * as tf from "@tensorflow/tfjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { Rng } from "../env/rng";
+import { presetConfig } from "./config";
+import { generate } from "./decode";
+import { GPT } from "./gpt";
+import { scoreSequences } from "./score";
+
+beforeAll(async () => {
+  await tf.setBackend("cpu");
+});
+
+const config = presetConfig("tiny", 60);
+
+function randomContexts(rng: Rng, lengths: number[]): number[][] {
+  return lengths.map((n) => Array.from({ length: n }, () => rng.int(6, 59)));
+}
+
+describe("GPT", () => {
+  it("has the preset's shape and a deterministic seeded init", async () => {
+    const a = new GPT(config, 3);
+    const b = new GPT(config, 3);
+    const c = new GPT(config, 4);
+    const first = (m: GPT) => Array.from(m.weights()[0]?.variable.dataSync() ?? []).slice(0, 50);
+    expect(first(a)).toEqual(first(b));
+    expect(first(a)).not.toEqual(first(c));
+    expect(a.paramCount()).toBeGreaterThan(10_000);
+    for (const m of [a, b, c]) m.dispose();
+  });
+
+  it("KV-cache decoding gives the full forward pass's next-token log-probs (batch of different lengths)", async () => {
+    const model = new GPT(config, 1);
+    const rng = new Rng(5);
+    const contexts = randomContexts(rng, [3, 17, 40, 9]);
+    // stopToken -1: never stop, so every row decodes the full 24 steps through the cache.
+    const gen = await generate(model, contexts, {
+      temperature: 1,
+      maxTokens: 24,
+      rng: new Rng(9),
+      stopToken: -1,
+    });
+    const full = await scoreSequences(
+      model,
+      contexts.map((c, b) => [...c, ...(gen.tokens[b] as number[])]),
+    );
+    let worst = 0;
+    contexts.forEach((c, b) => {
+      const lp = gen.logprobs[b] as number[];
+      expect(lp.length).toBe(24);
+      lp.forEach((x, t) => {
+        worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[c.length + t] as number)));
+      });
+    });
+    expect(worst).toBeLessThan(1e-4);
+    model.dispose();
+  });
+
+  it("greedy decoding is deterministic and sampling follows the seed", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [10, 20]);
+    const g1 = await generate(model, ctx, {
+      temperature: 0,
+      maxTokens: 8,
+      rng: new Rng(1),
+      stopToken: -1,
+    });
+    const g2 = await generate(model, ctx, {
+      temperature: 0,
+      maxTokens: 8,
+      rng: new Rng(2),
+      stopToken: -1,
+    });
+    expect(g1.tokens).toEqual(g2.tokens);
+    const s1 = await generate(model, ctx, {
+      temperature: 1,
+      maxTokens: 8,
+      rng: new Rng(7),
+      stopToken: -1,
+    });
+    const s2 = await generate(model, ctx, {
+      temperature: 1,
+      maxTokens: 8,
+      rng: new Rng(7),
+      stopToken: -1,
+    });
+    expect(s1).toEqual(s2);
+    model.dispose();
+  });
+
+  it("stops each row at the stop token and at the per-turn cap", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [5, 6, 7]);
+    const g = await generate(model, ctx, {
+      temperature: 1.5,
+      maxTokens: 30,
+      rng: new Rng(3),
+      stopToken: 7,
+    });
+    for (const row of g.tokens) {
+      expect(row.length).toBeLessThanOrEqual(30);
+      const i = row.indexOf(7);
+      if (i >= 0) expect(i).toBe(row.length - 1);
+      else expect(row.length).toBe(30);
+    }
+    model.dispose();
+  });
+
+  it("leaks no tensors over repeated decoding and scoring", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [12, 30]);
+    const once = async () => {
+      const g = await generate(model, ctx, { temperature: 1, maxTokens: 6, rng: new Rng(1) });
+      await scoreSequences(
+        model,
+        ctx.map((c, b) => [...c, ...(g.tokens[b] as number[])]),
+      );
+    };
+    await once();
+    const after1 = tf.memory().numTensors;
+    for (let i = 0; i < 4; i++) await once();
+    expect(tf.memory().numTensors).toBe(after1);
+    model.dispose();
+  });
+});

@@ -1,0 +1,117 @@
+import * as tf from "@tensorflow/tfjs";
+import type { Segment } from "../agent/transcript";
+import { Rng } from "../env/rng";
+import { bucketLength } from "../model/buckets";
+import type { GPT } from "../model/gpt";
+import { AdamW } from "../model/optim";
+import { packBatch, tokenLogProbs } from "../model/score";
+
+export interface SftOptions {
+  epochs: number;
+  lr: number;
+  /** Padded tokens per minibatch (B x bucket length). */
+  batchTokens: number;
+  seed: number;
+  weightDecay?: number;
+  clipNorm?: number;
+  /** Called after every step. */
+  onStep?: (info: SftStep) => void;
+  /** Return true to stop between steps. */
+  shouldStop?: () => boolean;
+}
+
+export interface SftStep {
+  epoch: number;
+  step: number;
+  steps: number;
+  loss: number;
+  gradNorm: number;
+  tokens: number;
+  seconds: number;
+}
+
+/** Cross-entropy on agent tokens only: -sum(mask * log p) / sum(mask) (prompt and observations masked). */
+export function maskedNll(
+  model: GPT,
+  ids: tf.Tensor2D,
+  targets: tf.Tensor2D,
+  mask: tf.Tensor2D,
+): tf.Scalar {
+  const { logp } = tokenLogProbs(model, ids, targets);
+  return tf.neg(tf.sum(tf.mul(logp, mask))).div(tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
+}
+
+/** Groups segments of similar length into minibatches of at most `batchTokens` padded tokens. */
+export function makeBatches(
+  segments: readonly Segment[],
+  context: number,
+  batchTokens: number,
+): Segment[][] {
+  const sorted = segments.slice().sort((a, b) => a.tokens.length - b.tokens.length);
+  const batches: Segment[][] = [];
+  let current: Segment[] = [];
+  for (const s of sorted) {
+    const T = bucketLength(Math.max(s.tokens.length - 1, 1), context);
+    const maxT = Math.max(
+      T,
+      ...current.map((c) => bucketLength(Math.max(c.tokens.length - 1, 1), context)),
+    );
+    if (current.length > 0 && (current.length + 1) * maxT > batchTokens) {
+      batches.push(current);
+      current = [];
+    }
+    current.push(s);
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** Behaviour cloning: minimise the agent-token cross-entropy over the segments with AdamW. */
+export async function sft(
+  model: GPT,
+  segments: readonly Segment[],
+  opts: SftOptions,
+): Promise<SftStep[]> {
+  const rng = new Rng(opts.seed);
+  const batches = makeBatches(segments, model.config.context, opts.batchTokens);
+  const optimizer = new AdamW({
+    lr: opts.lr,
+    weightDecay: opts.weightDecay ?? 0.01,
+    clipNorm: opts.clipNorm ?? 1,
+  });
+  const vars = model.trainableVariables();
+  const log: SftStep[] = [];
+  const steps = batches.length * opts.epochs;
+  let step = 0;
+  const t0 = performance.now();
+  try {
+    for (let epoch = 0; epoch < opts.epochs; epoch++)
+      for (const batch of rng.shuffle(batches)) {
+        if (opts.shouldStop?.()) return log;
+        const packed = packBatch(
+          batch.map((s) => s.tokens),
+          batch.map((s) => s.agentMask),
+          model.config.context,
+        );
+        const ids = tf.tensor2d(packed.ids, [packed.B, packed.T], "int32");
+        const targets = tf.tensor2d(packed.targets, [packed.B, packed.T], "int32");
+        const mask = tf.tensor2d(packed.mask, [packed.B, packed.T]);
+        const r = await optimizer.step(() => maskedNll(model, ids, targets, mask), vars);
+        tf.dispose([ids, targets, mask]);
+        const info: SftStep = {
+          epoch,
+          step: ++step,
+          steps,
+          loss: r.loss,
+          gradNorm: r.gradNorm,
+          tokens: packed.B * packed.T,
+          seconds: (performance.now() - t0) / 1000,
+        };
+        log.push(info);
+        opts.onStep?.(info);
+      }
+  } finally {
+    optimizer.dispose();
+  }
+  return log;
+}
