@@ -111,3 +111,10 @@ export function segments(
   }
   return out;
 }
+
+/** Per-turn cap on sampled action tokens; the context budget leaves room for one action. */
+export const MAX_ACTION_TOKENS = 128;
+
+export function contextBudget(context: number): number {
+  return context - MAX_ACTION_TOKENS;
+}

@@ -14,7 +14,7 @@ export type PresetName = "tiny" | "small" | "default";
 /** Named sizes; vocabSize comes from the tokenizer. */
 export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
   /** For tests: a train step in well under a second on the Node cpu backend. */
-  tiny: { context: 256, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64 },
+  tiny: { context: 1024, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64 },
   /** Quick experiments on a CPU. */
   small: { context: 2048, dModel: 64, nLayers: 2, nHeads: 2, dMlp: 256 },
   /** The page's model: at most 2M parameters. */

@@ -127,9 +127,14 @@ export class GPT {
     return v;
   }
 
-  /** Looks rows up in a [rows, d] table; one-hot matmul on wasm, which lacks gather's gradient. */
+  /**
+   * Looks rows up in a [rows, d] table. On wasm (no UnsortedSegmentSum, so no gather gradient)
+   * and cpu (whose UnsortedSegmentSum loops over segments: 20x slower steps) it is a one-hot matmul.
+   */
   private embed(table: tf.Tensor2D, ids: tf.Tensor1D, rows: number): tf.Tensor2D {
-    if (tf.getBackend() === "wasm") return tf.matMul(tf.oneHot(ids, rows).toFloat(), table);
+    const backend = tf.getBackend();
+    if (backend === "wasm" || backend === "cpu")
+      return tf.matMul(tf.oneHot(ids, rows).toFloat(), table);
     return tf.gather(table, ids);
   }
 

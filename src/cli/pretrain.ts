@@ -1,0 +1,124 @@
+/**
+ * Behaviour cloning of the base policy on demonstrator episodes of the train split:
+ *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--demo-seeds N]
+ *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
+ *                       [--backend wasm|cpu] [--json]
+ * Writes DIR/manifest.json + DIR/weights.bin (and DIR/sft.jsonl, the loss curve).
+ */
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
+import { contextBudget, segments } from "../agent/transcript";
+import { APPS, formatApiDoc } from "../env";
+import { type BackendName, selectBackend } from "../model/backend";
+import { saveCheckpoint } from "../model/checkpoint";
+import { saveCheckpointToDir } from "../model/checkpointFs";
+import { PRESETS, type PresetName, presetConfig } from "../model/config";
+import { GPT } from "../model/gpt";
+import { Tokenizer } from "../model/tokenizer";
+import { sft } from "../rl/sft";
+
+const { values: v } = parseArgs({
+  options: {
+    seed: { type: "string", default: "0" },
+    out: { type: "string", default: "public/checkpoints/base" },
+    preset: { type: "string", default: "small" },
+    "demo-seeds": { type: "string", default: "6" },
+    epochs: { type: "string", default: "3" },
+    lr: { type: "string", default: "0.002" },
+    "batch-tokens": { type: "string", default: "8192" },
+    "max-words": { type: "string", default: "700" },
+    minutes: { type: "string", default: "0" },
+    backend: { type: "string", default: "wasm" },
+    json: { type: "boolean", default: false },
+  },
+});
+
+function num(name: string, value: string | undefined, integer = true): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)))
+    throw new Error(`--${name} must be ${integer ? "an integer" : "a number"}, got '${value}'`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const seed = num("seed", v.seed);
+  const preset = v.preset as PresetName;
+  if (!(preset in PRESETS))
+    throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
+  const minutes = num("minutes", v.minutes, false);
+  const backend = await selectBackend({ force: v.backend as BackendName });
+  const log = (msg: string) => {
+    if (!v.json) console.log(msg);
+  };
+  log(`backend ${backend.name}`);
+  const demoSeeds = Array.from(
+    { length: num("demo-seeds", v["demo-seeds"]) },
+    (_, i) => seed * 1000 + i,
+  );
+  const demos = collectDemonstrations("train", demoSeeds);
+  const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
+  const tok = Tokenizer.build([...episodeCorpus(demos), ...docs], {
+    maxWords: num("max-words", v["max-words"]),
+    minCount: 3,
+  });
+  const config = presetConfig(preset, tok.size);
+  const model = new GPT(config, seed);
+  const segs = demos.flatMap((d) => {
+    const t = tokenizeEpisode(tok, d);
+    return segments(t.prompt, t.turns, contextBudget(config.context));
+  });
+  const tokens = segs.reduce((s, x) => s + x.tokens.length, 0);
+  log(
+    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens; vocabulary ${tok.size}; ${model.paramCount()} parameters`,
+  );
+  await mkdir(v.out as string, { recursive: true });
+  const curve = join(v.out as string, "sft.jsonl");
+  await writeFile(curve, "");
+  const t0 = performance.now();
+  const steps = await sft(model, segs, {
+    epochs: num("epochs", v.epochs),
+    lr: num("lr", v.lr, false),
+    batchTokens: num("batch-tokens", v["batch-tokens"]),
+    seed,
+    onStep: (s) => {
+      void appendFile(curve, `${JSON.stringify(s)}\n`);
+      if (s.step % 10 === 0 || s.step === s.steps)
+        log(
+          `epoch ${s.epoch} step ${s.step}/${s.steps} loss ${s.loss.toFixed(4)} grad ${s.gradNorm.toFixed(2)} ${s.seconds.toFixed(0)}s`,
+        );
+    },
+    shouldStop: () => minutes > 0 && performance.now() - t0 > minutes * 60_000,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  const { manifest, blob } = await saveCheckpoint(model, tok, {
+    createdAt: new Date().toISOString(),
+    step: steps.length,
+    notes: `SFT on ${demos.length} demonstrator episodes (train), preset ${preset}, seed ${seed}`,
+  });
+  await saveCheckpointToDir(v.out as string, manifest, blob);
+  const last = steps.slice(-10);
+  const summary = {
+    out: v.out,
+    backend: backend.name,
+    preset,
+    params: model.paramCount(),
+    vocab: tok.size,
+    episodes: demos.length,
+    sequences: segs.length,
+    tokens,
+    steps: steps.length,
+    seconds: Math.round(seconds),
+    finalLoss: last.reduce((s, x) => s + x.loss, 0) / Math.max(1, last.length),
+    tokensPerSecond: Math.round(steps.reduce((s, x) => s + x.tokens, 0) / seconds),
+  };
+  if (v.json) console.log(JSON.stringify(summary));
+  else log(`saved ${v.out}: ${JSON.stringify(summary)}`);
+  model.dispose();
+}
+
+main().catch((e: Error) => {
+  console.error(`pretrain: ${e.message}`);
+  process.exit(2);
+});
