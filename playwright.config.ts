@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { CHROMIUM_LAUNCH } from "./src/cli/chromium";
 
 const PORT = 4173;
 
@@ -13,22 +14,12 @@ export default defineConfig({
   reporter: [["list"], ["html", { open: "never" }]],
   use: {
     baseURL: `http://localhost:${PORT}`,
-    headless: true,
-    // New headless mode (the old headless shell has no WebGPU).
-    channel: "chromium",
+    // Debian chromium, new headless mode, WebGPU on SwiftShader (shared with npm run bench).
+    headless: CHROMIUM_LAUNCH.headless,
+    channel: CHROMIUM_LAUNCH.channel,
     launchOptions: {
-      // Debian chromium; Playwright never downloads browsers here.
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--enable-unsafe-webgpu",
-        "--enable-features=Vulkan",
-        "--use-webgpu-adapter=swiftshader",
-        "--no-sandbox",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
+      executablePath: CHROMIUM_LAUNCH.executablePath,
+      args: CHROMIUM_LAUNCH.args,
     },
     trace: "retain-on-failure",
     screenshot: "only-on-failure",

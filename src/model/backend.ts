@@ -24,9 +24,17 @@ export interface BackendInfo {
 export interface SelectOptions {
   /** Use only this backend (fails if it cannot start). */
   force?: BackendName;
-  /** Where the tfjs wasm binaries are served (browser); Node finds them in node_modules. */
-  wasmPaths?: string;
+  /**
+   * Where the tfjs wasm binaries are served (browser): a folder prefix, or a map from each binary's
+   * name to its URL (e.g. from Vite's `?url` imports). Node finds them in node_modules.
+   */
+  wasmPaths?: string | Partial<Record<WasmBinaryName, string>>;
 }
+
+export type WasmBinaryName =
+  | "tfjs-backend-wasm.wasm"
+  | "tfjs-backend-wasm-simd.wasm"
+  | "tfjs-backend-wasm-threaded-simd.wasm";
 
 type GpuAdapter = { info?: { vendor?: string; architecture?: string } };
 type GpuNavigator = { gpu?: { requestAdapter(): Promise<GpuAdapter | null> } };
