@@ -2,7 +2,9 @@
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
- *                       [--backend wasm|cpu] [--json]
+ *                       [--max-steps N] [--save-every STEPS] [--backend wasm|cpu] [--json]
+ * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
+ * so for a reproducible run give --max-steps instead.
  * Writes DIR/manifest.json + DIR/weights.bin (and DIR/sft.jsonl, the loss curve).
  */
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
@@ -30,6 +32,8 @@ const { values: v } = parseArgs({
     "batch-tokens": { type: "string", default: "8192" },
     "max-words": { type: "string", default: "700" },
     minutes: { type: "string", default: "0" },
+    "save-every": { type: "string", default: "50" },
+    "max-steps": { type: "string", default: "0" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
   },
@@ -76,28 +80,36 @@ async function main(): Promise<void> {
   await mkdir(v.out as string, { recursive: true });
   const curve = join(v.out as string, "sft.jsonl");
   await writeFile(curve, "");
+  const save = async (step: number) => {
+    const { manifest, blob } = await saveCheckpoint(model, tok, {
+      createdAt: new Date().toISOString(),
+      step,
+      notes: `SFT on ${demos.length} demonstrator episodes (train), preset ${preset}, seed ${seed}`,
+    });
+    await saveCheckpointToDir(v.out as string, manifest, blob);
+  };
+  const saveEvery = num("save-every", v["save-every"]);
+  const maxSteps = num("max-steps", v["max-steps"]);
   const t0 = performance.now();
   const steps = await sft(model, segs, {
     epochs: num("epochs", v.epochs),
     lr: num("lr", v.lr, false),
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,
-    onStep: (s) => {
-      void appendFile(curve, `${JSON.stringify(s)}\n`);
+    onStep: async (s) => {
+      await appendFile(curve, `${JSON.stringify(s)}\n`);
+      if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);
       if (s.step % 10 === 0 || s.step === s.steps)
         log(
           `epoch ${s.epoch} step ${s.step}/${s.steps} loss ${s.loss.toFixed(4)} grad ${s.gradNorm.toFixed(2)} ${s.seconds.toFixed(0)}s`,
         );
     },
-    shouldStop: () => minutes > 0 && performance.now() - t0 > minutes * 60_000,
+    shouldStop: (done) =>
+      (maxSteps > 0 && done >= maxSteps) ||
+      (minutes > 0 && performance.now() - t0 > minutes * 60_000),
   });
   const seconds = (performance.now() - t0) / 1000;
-  const { manifest, blob } = await saveCheckpoint(model, tok, {
-    createdAt: new Date().toISOString(),
-    step: steps.length,
-    notes: `SFT on ${demos.length} demonstrator episodes (train), preset ${preset}, seed ${seed}`,
-  });
-  await saveCheckpointToDir(v.out as string, manifest, blob);
+  await save(steps.length);
   const last = steps.slice(-10);
   const summary = {
     out: v.out,

@@ -14,10 +14,10 @@ export interface SftOptions {
   seed: number;
   weightDecay?: number;
   clipNorm?: number;
-  /** Called after every step. */
-  onStep?: (info: SftStep) => void;
-  /** Return true to stop between steps. */
-  shouldStop?: () => boolean;
+  /** Called after every step (awaited: it may save a checkpoint). */
+  onStep?: (info: SftStep) => void | Promise<void>;
+  /** Return true to stop between steps (given the steps done so far). */
+  shouldStop?: (stepsDone: number) => boolean;
 }
 
 export interface SftStep {
@@ -87,7 +87,7 @@ export async function sft(
   try {
     for (let epoch = 0; epoch < opts.epochs; epoch++)
       for (const batch of rng.shuffle(batches)) {
-        if (opts.shouldStop?.()) return log;
+        if (opts.shouldStop?.(step)) return log;
         const packed = packBatch(
           batch.map((s) => s.tokens),
           batch.map((s) => s.agentMask),
@@ -108,7 +108,7 @@ export async function sft(
           seconds: (performance.now() - t0) / 1000,
         };
         log.push(info);
-        opts.onStep?.(info);
+        await opts.onStep?.(info);
       }
   } finally {
     optimizer.dispose();
