@@ -19,7 +19,7 @@ const { values: v } = parseArgs({
     temperature: { type: "string", default: "1" },
     seed: { type: "string", default: "0" },
     limit: { type: "string", default: "0" },
-    "batch-size": { type: "string", default: "16" },
+    "batch-size": { type: "string", default: "8" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
   },
