@@ -41,6 +41,33 @@ export interface Trajectory {
   evaluation: Evaluation;
 }
 
+/** Attention scores held at once during a prefill (floats): keeps wasm's 4 GB heap safe. */
+const ATTENTION_BUDGET = 2 ** 25;
+
+/**
+ * Splits rows into decoding batches of at most `maxRows`, and fewer when contexts are long, so that
+ * rows x heads x length^2 attention scores stay within ATTENTION_BUDGET.
+ */
+export function chunks(contexts: readonly number[][], maxRows: number, heads: number): number[][] {
+  const out: number[][] = [];
+  let current: number[] = [];
+  let longest = 0;
+  contexts.forEach((c, i) => {
+    const L = Math.max(longest, c.length);
+    if (
+      current.length > 0 &&
+      (current.length >= maxRows || (current.length + 1) * heads * L * L > ATTENTION_BUDGET)
+    ) {
+      out.push(current);
+      current = [];
+    }
+    current.push(i);
+    longest = current.length === 1 ? c.length : L;
+  });
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
 interface Live {
   episode: Episode;
   traj: Omit<Trajectory, "evaluation">;
@@ -80,20 +107,20 @@ export async function rollout(
   });
   while (live.some((l) => !l.episode.done)) {
     const active = live.filter((l) => !l.episode.done);
-    for (let i = 0; i < active.length; i += batchSize) {
-      const chunk = active.slice(i, i + batchSize);
-      const contexts = chunk.map(({ traj }) => {
-        const lengths = [...traj.turns.map((t) => t.action.length + t.observation.length), 0];
-        const start = contextStarts(traj.prompt.length, lengths, budget).at(-1) as number;
-        traj.starts.push(start);
-        return contextFor(traj.prompt, traj.turns, start, traj.turns.length);
-      });
-      const gen = await generate(model, contexts, {
-        temperature: opts.temperature,
-        maxTokens,
-        rng,
-      });
-      chunk.forEach(({ episode, traj }, b) => {
+    const contexts = active.map(({ traj }) => {
+      const lengths = [...traj.turns.map((t) => t.action.length + t.observation.length), 0];
+      const start = contextStarts(traj.prompt.length, lengths, budget).at(-1) as number;
+      traj.starts.push(start);
+      return contextFor(traj.prompt, traj.turns, start, traj.turns.length);
+    });
+    for (const rows of chunks(contexts, batchSize, model.config.nHeads)) {
+      const gen = await generate(
+        model,
+        rows.map((i) => contexts[i] as number[]),
+        { temperature: opts.temperature, maxTokens, rng },
+      );
+      rows.forEach((i, b) => {
+        const { episode, traj } = active[i] as Live;
         const action = gen.tokens[b] as number[];
         const text = tok.decode(action.filter((t) => t !== EOA));
         const { observation } = episode.step(text);
