@@ -1,0 +1,24 @@
+import * as tf from "@tensorflow/tfjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { Rng } from "../env/rng";
+import { modelFromCheckpoint } from "./checkpoint";
+import { readCheckpointDir } from "./checkpointFs";
+import { generate } from "./decode";
+import { BOS } from "./tokenizer";
+
+beforeAll(async () => {
+  await tf.setBackend("cpu");
+});
+
+describe("the shipped base checkpoint", () => {
+  it("loads (manifest, checksum, vocabulary) and decodes", async () => {
+    const { model, tokenizer } = modelFromCheckpoint(
+      await readCheckpointDir("public/checkpoints/base"),
+    );
+    expect(model.paramCount()).toBeLessThan(2_000_000);
+    const ctx = [BOS, ...tokenizer.encode("You act for Ava Chen.")];
+    const out = await generate(model, [ctx], { temperature: 0, maxTokens: 4, rng: new Rng(0) });
+    expect(out.tokens[0]?.length).toBeGreaterThan(0);
+    model.dispose();
+  });
+});
