@@ -11,7 +11,7 @@
  * the manifest as UTF-8 JSON, then the blob to the end of the file.
  */
 import * as tf from "@tensorflow/tfjs";
-import { type ModelConfig, validateConfig } from "./config";
+import { CONFIG_KEYS, type ModelConfig, validateConfig } from "./config";
 import { GPT } from "./gpt";
 import { Tokenizer, type TokenizerSpec } from "./tokenizer";
 
@@ -384,15 +384,6 @@ export function parseCheckpoint(manifestJson: unknown, blob: Uint8Array): Parsed
 
 // ---------------------------------------------------------------------------------------------
 // Load
-
-const CONFIG_KEYS: (keyof ModelConfig)[] = [
-  "vocabSize",
-  "context",
-  "dModel",
-  "nLayers",
-  "nHeads",
-  "dMlp",
-];
 
 function checkSameConfig(model: ModelConfig, ckpt: ModelConfig): void {
   for (const k of CONFIG_KEYS)

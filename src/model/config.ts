@@ -28,18 +28,20 @@ export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
   return { ...preset, vocabSize };
 }
 
+/** Every field of a config, in a fixed order. */
+export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [
+  "vocabSize",
+  "context",
+  "dModel",
+  "nLayers",
+  "nHeads",
+  "dMlp",
+];
+
 /** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
 export function validateConfig(c: unknown): ModelConfig {
   const v = c as Partial<ModelConfig> | null;
-  const keys: (keyof ModelConfig)[] = [
-    "vocabSize",
-    "context",
-    "dModel",
-    "nLayers",
-    "nHeads",
-    "dMlp",
-  ];
-  for (const k of keys) {
+  for (const k of CONFIG_KEYS) {
     const x = v?.[k];
     if (typeof x !== "number" || !Number.isInteger(x) || x <= 0)
       throw new Error(`model config: ${k} must be a positive integer, got ${JSON.stringify(x)}`);
