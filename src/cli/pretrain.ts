@@ -2,7 +2,8 @@
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
- *                       [--max-steps N] [--save-every STEPS] [--backend wasm|cpu] [--json]
+ *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--backend wasm|cpu] [--json]
+ * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
  * so for a reproducible run give --max-steps instead.
  * Writes DIR/manifest.json + DIR/weights.bin (and DIR/sft.jsonl, the loss curve).
@@ -14,8 +15,8 @@ import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/
 import { contextBudget, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
-import { saveCheckpoint } from "../model/checkpoint";
-import { saveCheckpointToDir } from "../model/checkpointFs";
+import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
+import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
@@ -34,6 +35,7 @@ const { values: v } = parseArgs({
     minutes: { type: "string", default: "0" },
     "save-every": { type: "string", default: "50" },
     "max-steps": { type: "string", default: "0" },
+    init: { type: "string" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
   },
@@ -63,12 +65,15 @@ async function main(): Promise<void> {
   );
   const demos = collectDemonstrations("train", demoSeeds);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
-  const tok = Tokenizer.build([...episodeCorpus(demos), ...docs], {
-    maxWords: num("max-words", v["max-words"]),
-    minCount: 3,
-  });
-  const config = presetConfig(preset, tok.size);
-  const model = new GPT(config, seed);
+  const init = v.init ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
+  const tok =
+    init?.tokenizer ??
+    Tokenizer.build([...episodeCorpus(demos), ...docs], {
+      maxWords: num("max-words", v["max-words"]),
+      minCount: 3,
+    });
+  const model = init?.model ?? new GPT(presetConfig(preset, tok.size), seed);
+  const config = model.config;
   const segs = demos.flatMap((d) => {
     const t = tokenizeEpisode(tok, d);
     return segments(t.prompt, t.turns, contextBudget(config.context));
