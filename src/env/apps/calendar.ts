@@ -1,9 +1,10 @@
-import { findRow, insert, removeRow } from "../db";
+import { findRow, insert } from "../db";
 import { ApiError, type Db, type Json, type Person, type Row } from "../types";
 import {
   type AppModule,
   addDays,
   defineApp,
+  deleteOwnedApi,
   getRow,
   isoDate,
   loginApi,
@@ -189,19 +190,14 @@ export const calendar: AppModule = {
         return eventView(e);
       },
     },
-    {
-      name: "delete_event",
-      description: "Delete one of your events.",
-      params: [req("event_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["event not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const e = getRow(ctx.db, "events", args.event_id as number, "event", ctx.user);
-        removeRow(ctx.db, "events", e.id);
-        return `Event '${e.title}' deleted.`;
-      },
-    },
+    deleteOwnedApi(
+      "delete_event",
+      "Delete one of your events.",
+      "events",
+      "event_id",
+      "event",
+      (r) => `Event '${r.title}' deleted.`,
+    ),
     {
       name: "add_attendee",
       description: "Invite a person to one of your events.",

@@ -1,4 +1,4 @@
-import { findRow, table } from "../db";
+import { findRow, removeRow, table } from "../db";
 import type { Rng } from "../rng";
 import {
   ApiError,
@@ -95,6 +95,33 @@ export function loginApi(app: string, usernameHint = "your email"): ApiDef {
       );
       if (!account) throw new ApiError(`Wrong username or password for ${app}.`);
       return { access_token: ctx.issueToken(app, args.username as string) };
+    },
+  };
+}
+
+/**
+ * An API that deletes one of the user's rows by id, e.g. notes.delete_note(note_id): the same
+ * parameter, errors, ownership check and rollback for every app.
+ */
+export function deleteOwnedApi(
+  name: string,
+  description: string,
+  tableName: string,
+  idParam: string,
+  what: string,
+  confirmation: (row: Row) => string,
+): ApiDef {
+  return {
+    name,
+    description,
+    params: [req(idParam, "integer", "")],
+    returns: "a confirmation",
+    errors: [`${what} not found`],
+    mutates: true,
+    handler: (ctx, args) => {
+      const row = getRow(ctx.db, tableName, args[idParam] as number, what, ctx.user);
+      removeRow(ctx.db, tableName, row.id);
+      return confirmation(row);
     },
   };
 }

@@ -1,9 +1,10 @@
-import { findRow, insert, removeRow } from "../db";
+import { findRow, insert } from "../db";
 import { ApiError, type Db, type Person, type Row } from "../types";
 import {
   type AppModule,
   addDays,
   defineApp,
+  deleteOwnedApi,
   getRow,
   loginApi,
   matchesQuery,
@@ -189,19 +190,14 @@ export const mail: AppModule = {
         return { email_id: sent.id };
       },
     },
-    {
-      name: "delete_email",
-      description: "Delete one of your emails (inbox or sent); other people's copies stay.",
-      params: [req("email_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["email not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const e = getRow(ctx.db, "emails", args.email_id as number, "email", ctx.user);
-        removeRow(ctx.db, "emails", e.id);
-        return "Email deleted.";
-      },
-    },
+    deleteOwnedApi(
+      "delete_email",
+      "Delete one of your emails (inbox or sent); other people's copies stay.",
+      "emails",
+      "email_id",
+      "email",
+      () => "Email deleted.",
+    ),
   ]),
   seed: ({ db, user, people, today, rng }) => {
     const manager = personWith(people, rng, "manager");

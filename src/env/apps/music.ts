@@ -3,6 +3,7 @@ import { ApiError, type Db, type Row } from "../types";
 import {
   type AppModule,
   defineApp,
+  deleteOwnedApi,
   getRow,
   loginApi,
   matchesQuery,
@@ -258,19 +259,14 @@ export const music: AppModule = {
         return `Removed song ${args.song_id} from '${p.title}'.`;
       },
     },
-    {
-      name: "delete_playlist",
-      description: "Delete one of your playlists.",
-      params: [req("playlist_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["playlist not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const p = getRow(ctx.db, "playlists", args.playlist_id as number, "playlist", ctx.user);
-        removeRow(ctx.db, "playlists", p.id);
-        return `Playlist '${p.title}' deleted.`;
-      },
-    },
+    deleteOwnedApi(
+      "delete_playlist",
+      "Delete one of your playlists.",
+      "playlists",
+      "playlist_id",
+      "playlist",
+      (r) => `Playlist '${r.title}' deleted.`,
+    ),
   ]),
   seed: ({ db, user, today, rng }) => {
     for (const [artist, genre, titles] of CATALOG)

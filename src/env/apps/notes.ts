@@ -1,9 +1,10 @@
-import { insert, removeRow } from "../db";
+import { insert } from "../db";
 import { ApiError, type Json, type Person, type Row } from "../types";
 import {
   type AppModule,
   addDays,
   defineApp,
+  deleteOwnedApi,
   getRow,
   loginApi,
   matchesQuery,
@@ -156,19 +157,14 @@ export const notes: AppModule = {
         return args.pinned ? "Note pinned." : "Note unpinned.";
       },
     },
-    {
-      name: "delete_note",
-      description: "Delete a note.",
-      params: [req("note_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["note not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const r = getRow(ctx.db, "notes", args.note_id as number, "note", ctx.user);
-        removeRow(ctx.db, "notes", r.id);
-        return "Note deleted.";
-      },
-    },
+    deleteOwnedApi(
+      "delete_note",
+      "Delete a note.",
+      "notes",
+      "note_id",
+      "note",
+      () => "Note deleted.",
+    ),
   ]),
   seed: ({ db, user, people, today, rng }) => {
     const manager = personWith(people, rng, "manager");

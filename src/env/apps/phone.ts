@@ -4,6 +4,7 @@ import { ApiError, type Row } from "../types";
 import {
   type AppModule,
   defineApp,
+  deleteOwnedApi,
   getRow,
   loginApi,
   matchesQuery,
@@ -110,19 +111,14 @@ export const phone: AppModule = {
         return contactView(r);
       },
     },
-    {
-      name: "delete_contact",
-      description: "Delete a contact.",
-      params: [req("contact_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["contact not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const r = getRow(ctx.db, "contacts", args.contact_id as number, "contact", ctx.user);
-        removeRow(ctx.db, "contacts", r.id);
-        return "Contact deleted.";
-      },
-    },
+    deleteOwnedApi(
+      "delete_contact",
+      "Delete a contact.",
+      "contacts",
+      "contact_id",
+      "contact",
+      () => "Contact deleted.",
+    ),
     {
       name: "send_text_message",
       description: "Send a text message to a phone number.",

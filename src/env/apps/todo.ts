@@ -1,9 +1,10 @@
-import { insert, removeRow } from "../db";
+import { insert } from "../db";
 import { ApiError, type Json, type Person, type Row } from "../types";
 import {
   type AppModule,
   addDays,
   defineApp,
+  deleteOwnedApi,
   getRow,
   isoDate,
   loginApi,
@@ -143,19 +144,14 @@ export const todo: AppModule = {
         return todoView(r);
       },
     },
-    {
-      name: "delete_todo",
-      description: "Delete a to-do item.",
-      params: [req("todo_id", "integer", "")],
-      returns: "a confirmation",
-      errors: ["to-do item not found"],
-      mutates: true,
-      handler: (ctx, args) => {
-        const r = getRow(ctx.db, "todos", args.todo_id as number, "to-do item", ctx.user);
-        removeRow(ctx.db, "todos", r.id);
-        return "To-do item deleted.";
-      },
-    },
+    deleteOwnedApi(
+      "delete_todo",
+      "Delete a to-do item.",
+      "todos",
+      "todo_id",
+      "to-do item",
+      () => "To-do item deleted.",
+    ),
   ]),
   seed: ({ db, user, people, today, rng }) => {
     const manager = personWith(people, rng, "manager");
