@@ -30,6 +30,8 @@ export interface RolloutOptions {
 /** One rollout, with everything the trainer needs: the exact sampled ids and their log-probs. */
 export interface Trajectory {
   taskId: string;
+  /** The first observation as text (instruction included). */
+  promptText: string;
   prompt: number[];
   turns: TurnTokens[];
   /** Sampling log-prob of every action token, per turn. */
@@ -96,6 +98,7 @@ export async function rollout(
       episode,
       traj: {
         taskId: id,
+        promptText: episode.prompt,
         prompt: promptTokens(tok, episode.prompt),
         turns: [],
         logprobs: [],

@@ -72,6 +72,8 @@ export interface Segment {
   agentMask: number[];
   /** The turns whose actions this segment trains. */
   turns: number[];
+  /** The turn each masked-in token belongs to, -1 elsewhere (same length as tokens). */
+  turnOf: number[];
 }
 
 /**
@@ -96,17 +98,25 @@ export function segments(
     while (end < turns.length && starts[end] === start) end++;
     const tokens = prompt.slice();
     const agentMask = new Array<number>(prompt.length).fill(0);
+    const turnOf = new Array<number>(prompt.length).fill(-1);
     for (let j = start; j < end; j++) {
       const t = turns[j] as TurnTokens;
       const learn = j >= i ? 1 : 0;
       tokens.push(...t.action);
       agentMask.push(...new Array<number>(t.action.length).fill(learn));
+      turnOf.push(...new Array<number>(t.action.length).fill(learn ? j : -1));
       if (j < end - 1) {
         tokens.push(...t.observation);
         agentMask.push(...new Array<number>(t.observation.length).fill(0));
+        turnOf.push(...new Array<number>(t.observation.length).fill(-1));
       }
     }
-    out.push({ tokens, agentMask, turns: Array.from({ length: end - i }, (_, k) => i + k) });
+    out.push({
+      tokens,
+      agentMask,
+      turns: Array.from({ length: end - i }, (_, k) => i + k),
+      turnOf,
+    });
     i = end;
   }
   return out;

@@ -5,11 +5,11 @@
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0).
  */
 import { parseArgs } from "node:util";
-import { rollout } from "../agent/modelRollout";
-import { listTasks, SPLITS, type Split, scenarioGoalCompletion, taskGoalCompletion } from "../env";
+import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
+import { evaluatePolicy } from "../rl/evaluate";
 
 const { values: v } = parseArgs({
   options: {
@@ -38,56 +38,30 @@ async function main(): Promise<void> {
   if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
   await selectBackend({ force: v.backend as BackendName });
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
-  const tasks = listTasks(split).slice(0, limit > 0 ? limit : undefined);
-  const ids = tasks.flatMap((t) => Array.from({ length: samples }, () => t.id));
-  const t0 = performance.now();
-  const trajs = await rollout(model, tokenizer, ids, {
+  const { result } = await evaluatePolicy(model, tokenizer, split, {
     temperature,
     seed,
-    mode: "eval",
+    samples,
+    limit,
     batchSize: Number(v["batch-size"]),
   });
-  const seconds = (performance.now() - t0) / 1000;
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  const results = trajs.map((t) => ({
-    taskId: t.taskId,
-    scenarioId: byId.get(t.taskId)?.scenarioId ?? t.taskId,
-    difficulty: byId.get(t.taskId)?.difficulty ?? 0,
-    success: t.evaluation.success,
-    reward: t.evaluation.reward,
-    turns: t.turns.length,
-  }));
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const byDifficulty: Record<string, number> = {};
-  for (const d of [1, 2, 3]) {
-    const rs = results.filter((r) => r.difficulty === d);
-    if (rs.length) byDifficulty[d] = taskGoalCompletion(rs);
-  }
-  const summary = {
-    checkpoint: v.checkpoint,
-    split,
-    temperature,
-    samples,
-    tasks: tasks.length,
-    tgc: taskGoalCompletion(results),
-    sgc: scenarioGoalCompletion(results),
-    reward: mean(results.map((r) => r.reward)),
-    turns: mean(results.map((r) => r.turns)),
-    byDifficulty,
-    seconds: Math.round(seconds),
-  };
+  const summary = { checkpoint: v.checkpoint, ...result, seconds: Math.round(result.seconds) };
   if (v.json) console.log(JSON.stringify(summary));
   else {
     console.log(
-      `${split}: ${tasks.length} tasks x ${samples} samples at temperature ${temperature} (${summary.seconds}s)`,
+      `${split}: ${result.tasks} tasks x ${samples} samples at temperature ${temperature} (${summary.seconds}s)`,
     );
     console.log(
       `TGC ${(100 * summary.tgc).toFixed(1)}%  SGC ${(100 * summary.sgc).toFixed(1)}%  reward ${summary.reward.toFixed(3)}  turns ${summary.turns.toFixed(1)}`,
     );
     console.log(
-      `TGC by difficulty: ${Object.entries(byDifficulty)
+      `TGC by difficulty: ${Object.entries(result.byDifficulty)
         .map(([d, x]) => `${d}: ${(100 * x).toFixed(1)}%`)
         .join("  ")}`,
+    );
+    const b = result.behaviour;
+    console.log(
+      `behaviour: doc lookups/rollout ${b.docLookupsPerRollout.toFixed(2)}  assumptions/rollout ${b.assumptionsPerRollout.toFixed(2)}  give-up rate ${b.giveUpRate.toFixed(2)}  errors/turn ${b.errorsPerTurn.toFixed(2)}`,
     );
   }
   model.dispose();

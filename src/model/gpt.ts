@@ -23,6 +23,8 @@ export interface ForwardResult {
   /** [B, T, vocab] */
   logits: tf.Tensor3D;
   kv?: LayerKV[];
+  /** The final (layer-normed) hidden state [B, T, d], from which the logits are read (a value head reads it too). */
+  hidden: tf.Tensor3D;
 }
 
 let instances = 0;
@@ -203,7 +205,26 @@ export class GPT {
     }
     const out = this.layerNorm(x, "lnf.g", "lnf.b");
     const logits = tf.matMul(out, this.w("wte"), false, true).reshape([B, T, V]) as tf.Tensor3D;
-    return opts.returnKV ? { logits, kv: kvOut } : { logits };
+    const hidden = out.reshape([B, T, d]) as tf.Tensor3D;
+    return opts.returnKV ? { logits, kv: kvOut, hidden } : { logits, hidden };
+  }
+
+  /** Copies every weight from a model of the same config (e.g. a frozen reference, or a restore). */
+  copyFrom(other: GPT): void {
+    const theirs = new Map(other.weights().map((w) => [w.name, w.variable]));
+    for (const { name, variable } of this.weights()) {
+      const src = theirs.get(name);
+      if (!src || src.shape.join() !== variable.shape.join())
+        throw new Error(`copyFrom: parameter ${name} does not match`);
+      variable.assign(src);
+    }
+  }
+
+  /** A copy with its own weights (not trainable, e.g. GRPO's frozen reference). */
+  clone(): GPT {
+    const copy = new GPT(this.config, 0);
+    copy.copyFrom(this);
+    return copy;
   }
 
   dispose(): void {

@@ -51,17 +51,27 @@ export class AdamW {
   /** Computes the loss and its gradients, clips, and updates `vars`. Returns the loss value. */
   async step(lossFn: () => tf.Scalar, vars: tf.Variable[]): Promise<{ loss: number } & StepReport> {
     const { value, grads } = tf.variableGrads(lossFn, vars);
+    const loss = (await value.data())[0] as number;
+    value.dispose();
+    if (!Number.isFinite(loss)) {
+      tf.dispose(Object.values(grads));
+      return { loss, gradNorm: Number.NaN, applied: false };
+    }
+    return { loss, ...(await this.apply(grads, vars)) };
+  }
+
+  /**
+   * Applies gradients (e.g. summed over micro-batches): global-norm clip, Adam, decoupled decay.
+   * Takes ownership of `grads` (disposes them). A non-finite gradient skips the step.
+   */
+  async apply(grads: tf.NamedTensorMap, vars: tf.Variable[]): Promise<StepReport> {
     const names = Object.keys(grads);
     const normT = tf.tidy(() =>
       tf.sqrt(tf.addN(names.map((n) => tf.sum(tf.square(grads[n] as tf.Tensor))))),
     );
-    const [loss, gradNorm] = await Promise.all([value.data(), normT.data()]).then((r) => [
-      r[0][0] as number,
-      r[1][0] as number,
-    ]);
+    const gradNorm = (await normT.data())[0] as number;
     normT.dispose();
-    value.dispose();
-    const applied = Number.isFinite(loss) && Number.isFinite(gradNorm);
+    const applied = Number.isFinite(gradNorm);
     if (applied) {
       const { clipNorm, weightDecay, lr } = this.options;
       const scale = clipNorm > 0 && gradNorm > clipNorm ? clipNorm / gradNorm : 1;
@@ -76,7 +86,7 @@ export class AdamW {
         });
     }
     tf.dispose(Object.values(grads));
-    return { loss, gradNorm, applied };
+    return { gradNorm, applied };
   }
 
   dispose(): void {

@@ -11,17 +11,18 @@ export function tokenLogProbs(
   model: GPT,
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
-): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+): { logp: tf.Tensor2D; entropy: tf.Tensor2D; hidden: tf.Tensor3D } {
   const V = model.config.vocabSize;
   const [B, T] = ids.shape;
-  const logits = model.forward(ids).logits.reshape([B * T, V]);
+  const out = model.forward(ids);
+  const logits = out.logits.reshape([B * T, V]);
   const logsm = tf.logSoftmax(logits);
   // One-hot select: gather has no gradient on every backend, a masked sum does.
   const logp = tf
     .sum(tf.mul(logsm, tf.oneHot(targets.reshape([B * T]), V)), 1)
     .reshape([B, T]) as tf.Tensor2D;
   const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)).reshape([B, T]) as tf.Tensor2D;
-  return { logp, entropy };
+  return { logp, entropy, hidden: out.hidden };
 }
 
 /** Right-pads sequences to one bucket length; returns inputs, next-token targets and the mask. */

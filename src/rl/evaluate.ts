@@ -1,0 +1,94 @@
+import { rollout, type Trajectory } from "../agent/modelRollout";
+import { listTasks, type Split, scenarioGoalCompletion, taskGoalCompletion } from "../env";
+import type { GPT } from "../model/gpt";
+import type { Tokenizer } from "../model/tokenizer";
+import { type BehaviourStats, behaviourStats } from "./behaviour";
+
+export interface EvalOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  seed: number;
+  /** Rollouts per task. */
+  samples?: number;
+  /** Only the first N tasks of the split (0 = all). */
+  limit?: number;
+  batchSize?: number;
+  maxTurns?: number;
+  maxActionTokens?: number;
+}
+
+export interface EvalResult {
+  split: Split;
+  temperature: number;
+  samples: number;
+  tasks: number;
+  /** % of tasks (rollouts) whose tests all pass, as a fraction. */
+  tgc: number;
+  /** Fraction of scenarios whose every task passes. */
+  sgc: number;
+  reward: number;
+  turns: number;
+  byDifficulty: Record<string, number>;
+  behaviour: BehaviourStats;
+  seconds: number;
+}
+
+/** Runs the policy on a split in the evaluation setting (50 turns) and scores it. */
+export async function evaluatePolicy(
+  model: GPT,
+  tok: Tokenizer,
+  split: Split,
+  opts: EvalOptions,
+): Promise<{ result: EvalResult; trajectories: Trajectory[] }> {
+  const samples = opts.samples ?? 1;
+  const tasks = listTasks(split).slice(0, opts.limit ? opts.limit : undefined);
+  const ids = tasks.flatMap((t) => Array.from({ length: samples }, () => t.id));
+  const t0 = performance.now();
+  const trajectories = await rollout(model, tok, ids, {
+    temperature: opts.temperature,
+    seed: opts.seed,
+    mode: "eval",
+    batchSize: opts.batchSize ?? 8,
+    ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
+    ...(opts.maxActionTokens ? { maxActionTokens: opts.maxActionTokens } : {}),
+  });
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const results = trajectories.map((t) => ({
+    scenarioId: byId.get(t.taskId)?.scenarioId ?? t.taskId,
+    difficulty: byId.get(t.taskId)?.difficulty ?? 0,
+    success: t.evaluation.success,
+    reward: t.evaluation.reward,
+    turns: t.turns.length,
+  }));
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const byDifficulty: Record<string, number> = {};
+  for (const d of [1, 2, 3]) {
+    const rs = results.filter((r) => r.difficulty === d);
+    if (rs.length) byDifficulty[d] = taskGoalCompletion(rs);
+  }
+  return {
+    trajectories,
+    result: {
+      split,
+      temperature: opts.temperature,
+      samples,
+      tasks: tasks.length,
+      tgc: taskGoalCompletion(results),
+      sgc: scenarioGoalCompletion(results),
+      reward: mean(results.map((r) => r.reward)),
+      turns: mean(results.map((r) => r.turns)),
+      byDifficulty,
+      behaviour: behaviourStats(trajectories.map(episodeText)),
+      seconds: (performance.now() - t0) / 1000,
+    },
+  };
+}
+
+/** A trajectory's text for the behaviour statistics. */
+export function episodeText(t: Trajectory): {
+  prompt: string;
+  actions: string[];
+  observations: string[];
+} {
+  return { prompt: t.promptText, actions: t.actions, observations: t.observations };
+}

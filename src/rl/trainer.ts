@@ -1,0 +1,753 @@
+import * as tf from "@tensorflow/tfjs";
+import { rollout, type Trajectory } from "../agent/modelRollout";
+import { listTasks, type Split } from "../env";
+import { Rng } from "../env/rng";
+import type { GPT } from "../model/gpt";
+import { AdamW } from "../model/optim";
+import { tokenLogProbs } from "../model/score";
+import type { Tokenizer } from "../model/tokenizer";
+import { ADVANTAGES, histogram, keepMask, leaveOneOut } from "./advantages";
+import { type Algorithm, type AlgorithmOverrides, getAlgorithm } from "./algorithms";
+import { type BehaviourStats, behaviourStats } from "./behaviour";
+import { type EvalResult, episodeText, evaluatePolicy } from "./evaluate";
+import {
+  clippedPolicyLoss,
+  type Grouping,
+  imitationLoss,
+  meanEntropy,
+  referenceKl,
+  valueLoss,
+} from "./losses";
+import { microBatches, type PackedRows, packRows, type TrainRow, trajectoryRows } from "./rows";
+
+export interface TrainerOptions {
+  algo: string;
+  overrides?: AlgorithmOverrides;
+  seed: number;
+  /** Tasks per iteration (paper: 40). */
+  tasks: number;
+  /** Rollouts per task (paper: 6). */
+  k: number;
+  /** Constant AdamW learning rate. */
+  lr: number;
+  weightDecay?: number;
+  clipNorm?: number;
+  /** Sampling temperature of the training rollouts (paper: 1). */
+  temperature?: number;
+  /** Task ids to train on (default: the train split's difficulty 1 and 2 tasks, as the paper). */
+  trainTasks?: string[];
+  /** Evaluate every N iterations (0 = never). */
+  evalEvery?: number;
+  evalSplit?: Split;
+  /** Evaluation temperature (default 0, greedy). */
+  evalTemperature?: number;
+  /** Only the first N tasks of the eval split (0 = all). */
+  evalLimit?: number;
+  /** Overrides the turn budget (tests use short episodes). */
+  maxTurns?: number;
+  maxActionTokens?: number;
+  /** Episodes decoded together. */
+  rolloutBatch?: number;
+  /** Padded tokens per micro-batch (gradients are accumulated over a minibatch's micro-batches). */
+  microTokens?: number;
+  /** Abort the iteration when a trajectory's |mean log-ratio| exceeds this (reference code: 20). */
+  abortLogRatio?: number;
+}
+
+export interface RolloutGroup {
+  taskId: string;
+  /** Indexes into the iteration's trajectories. */
+  members: number[];
+  rewards: number[];
+  /** Leave-one-out baseline of each rollout: mean of the other K-1 returns. */
+  baselines: number[];
+  advantages: number[];
+  kept: boolean[];
+}
+
+export interface IterationMetrics {
+  iteration: number;
+  algo: string;
+  meanReward: number;
+  successRate: number;
+  /** Share of rollouts dropped before the update (|A| < filter, or unsuccessful for expert iteration). */
+  filteredShare: number;
+  /** Share of groups whose K returns were all equal. */
+  flatGroupShare: number;
+  advantage: {
+    mean: number;
+    std: number;
+    min: number;
+    max: number;
+    histogram: number[];
+    edges: number[];
+  };
+  policyLoss: number;
+  valueLoss: number;
+  clipFraction: number;
+  approxKl: number;
+  entropy: number;
+  gradNorm: number;
+  /** Max |trainer log-prob - sampler log-prob| over agent tokens, before any update. */
+  samplerLogpDiff: number;
+  /** Ratio on agent tokens at the first minibatch (1 when old log-probs match). */
+  firstRatio: number;
+  steps: number;
+  skippedSteps: number;
+  aborted: boolean;
+  stopped: boolean;
+  sampleTokensPerSecond: number;
+  trainTokensPerSecond: number;
+  rolloutSeconds: number;
+  trainSeconds: number;
+  seconds: number;
+  memoryBytes: number;
+  numTensors: number;
+  behaviour: BehaviourStats;
+}
+
+export type TrainerEvent =
+  | { type: "iteration-start"; iteration: number; tasks: string[] }
+  | {
+      type: "rollouts";
+      iteration: number;
+      trajectories: Trajectory[];
+      groups: RolloutGroup[];
+      seconds: number;
+    }
+  | {
+      type: "minibatch";
+      iteration: number;
+      epoch: number;
+      index: number;
+      count: number;
+      loss: number;
+      clipFraction: number;
+      approxKl: number;
+      gradNorm: number;
+      applied: boolean;
+    }
+  | { type: "iteration"; metrics: IterationMetrics }
+  | { type: "eval"; iteration: number; result: EvalResult }
+  | { type: "checkpoint"; iteration: number; where: string }
+  | { type: "warning"; iteration: number; message: string };
+
+export type TrainerListener = (event: TrainerEvent) => void;
+
+/** What the scoring pass knows about a row before any update. */
+interface Scored {
+  packed: PackedRows;
+  rows: TrainRow[];
+  old: Float32Array;
+  ref?: Float32Array;
+  values?: Float32Array;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/**
+ * The training loop: rollouts, advantages, minibatch updates, metrics and events. Drive it with
+ * `iterate()` (one iteration), or `run(n)` with pause / resume / step / stop from outside.
+ */
+export class Trainer {
+  readonly algorithm: Algorithm;
+  readonly options: Required<Omit<TrainerOptions, "overrides" | "trainTasks">>;
+  readonly trainTasks: string[];
+  iteration = 0;
+  private readonly optimizer: AdamW;
+  private readonly listeners = new Set<TrainerListener>();
+  private readonly reference: GPT | null;
+  private readonly critic: { w: tf.Variable; b: tf.Variable } | null;
+  private lastGood: tf.Tensor[];
+  private taskOrder: string[] = [];
+  private paused = false;
+  private stepsLeft = 0;
+  private stopRequested = false;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    readonly model: GPT,
+    readonly tokenizer: Tokenizer,
+    options: TrainerOptions,
+  ) {
+    this.algorithm = getAlgorithm(options.algo, options.overrides);
+    this.options = {
+      algo: options.algo,
+      seed: options.seed,
+      tasks: options.tasks,
+      k: options.k,
+      lr: options.lr,
+      weightDecay: options.weightDecay ?? 0.01,
+      clipNorm: options.clipNorm ?? 1,
+      temperature: options.temperature ?? 1,
+      evalEvery: options.evalEvery ?? 0,
+      evalSplit: options.evalSplit ?? "dev",
+      evalTemperature: options.evalTemperature ?? 0,
+      evalLimit: options.evalLimit ?? 0,
+      maxTurns: options.maxTurns ?? 0,
+      maxActionTokens: options.maxActionTokens ?? 0,
+      rolloutBatch: options.rolloutBatch ?? 16,
+      microTokens: options.microTokens ?? 8192,
+      abortLogRatio: options.abortLogRatio ?? 20,
+    };
+    if (!(Number.isInteger(options.k) && options.k >= 2))
+      throw new Error("k must be an integer >= 2");
+    if (!(Number.isInteger(options.tasks) && options.tasks >= 1))
+      throw new Error("tasks must be a positive integer");
+    if (!(options.lr > 0)) throw new Error("lr must be positive");
+    this.trainTasks =
+      options.trainTasks ??
+      listTasks("train")
+        .filter((t) => t.difficulty <= 2)
+        .map((t) => t.id);
+    if (this.trainTasks.length === 0) throw new Error("no training tasks");
+    this.optimizer = new AdamW({
+      lr: options.lr,
+      weightDecay: this.options.weightDecay,
+      clipNorm: this.options.clipNorm,
+    });
+    this.reference = this.algorithm.klCoef > 0 ? model.clone() : null;
+    this.critic =
+      this.algorithm.advantage === "critic"
+        ? {
+            w: tf.variable(tf.zeros([model.config.dModel, 1]), true),
+            b: tf.variable(tf.zeros([1]), true),
+          }
+        : null;
+    this.lastGood = this.variables().map((v) => tf.clone(v));
+  }
+
+  on(listener: TrainerListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: TrainerEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private variables(): tf.Variable[] {
+    const vs = this.model.trainableVariables();
+    return this.critic ? [...vs, this.critic.w, this.critic.b] : vs;
+  }
+
+  set lr(value: number) {
+    this.options.lr = value;
+    this.optimizer.lr = value;
+  }
+
+  /** The next T tasks: a seeded shuffle of the pool, walked through before reshuffling. */
+  private nextTasks(): string[] {
+    const out: string[] = [];
+    const rng = Rng.derive(this.options.seed, `tasks ${this.iteration}`);
+    while (out.length < this.options.tasks) {
+      if (this.taskOrder.length === 0) this.taskOrder = rng.shuffle(this.trainTasks.slice());
+      out.push(this.taskOrder.shift() as string);
+    }
+    return out;
+  }
+
+  // --- control ------------------------------------------------------------------------------
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.stepsLeft = 0;
+    this.wake?.();
+  }
+
+  /** While paused: run exactly one more iteration, then pause again. */
+  step(): void {
+    this.stepsLeft = 1;
+    this.wake?.();
+  }
+
+  /** Stop at the next minibatch boundary; `run` then returns. */
+  stop(): void {
+    this.stopRequested = true;
+    this.wake?.();
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  private async gate(): Promise<void> {
+    while (this.paused && this.stepsLeft === 0 && !this.stopRequested)
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    this.wake = null;
+  }
+
+  /** Runs up to n iterations, honouring pause / step / stop. */
+  async run(n: number): Promise<void> {
+    this.stopRequested = false;
+    for (let i = 0; i < n; i++) {
+      await this.gate();
+      if (this.stopRequested) return;
+      const stepping = this.paused && this.stepsLeft > 0;
+      await this.iterate();
+      if (stepping) this.stepsLeft = 0;
+      if (this.stopRequested) return;
+    }
+  }
+
+  // --- one iteration -------------------------------------------------------------------------
+
+  async iterate(): Promise<IterationMetrics> {
+    const t0 = performance.now();
+    const it = this.iteration + 1;
+    const algo = this.algorithm;
+    const { k } = this.options;
+    const tasks = this.nextTasks();
+    this.emit({ type: "iteration-start", iteration: it, tasks });
+
+    const ids = tasks.flatMap((id) => Array.from({ length: k }, () => id));
+    const trajectories = await rollout(this.model, this.tokenizer, ids, {
+      temperature: this.options.temperature,
+      seed: Rng.derive(this.options.seed, `rollouts ${it}`).int(0, 2 ** 31 - 1),
+      mode: "train",
+      batchSize: this.options.rolloutBatch,
+      ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
+      ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
+    });
+    const rolloutSeconds = (performance.now() - t0) / 1000;
+    const rewards = trajectories.map((t) => t.evaluation.reward);
+
+    // Advantages per group of K (one scalar per trajectory; the critic's come per token later).
+    const advantages = new Array<number>(trajectories.length).fill(0);
+    const kept = new Array<boolean>(trajectories.length).fill(false);
+    const groups: RolloutGroup[] = tasks.map((taskId, g) => {
+      const members = Array.from({ length: k }, (_, j) => g * k + j);
+      const rs = members.map((m) => rewards[m] as number);
+      const adv =
+        algo.advantage === "critic" ? rs.map(() => 0) : ADVANTAGES[algo.advantage](rs.slice());
+      const keep =
+        algo.objective === "imitation"
+          ? members.map((m) => (trajectories[m] as Trajectory).evaluation.success)
+          : algo.filter > 0
+            ? keepMask(adv, algo.filter)
+            : members.map(() => true);
+      members.forEach((m, j) => {
+        advantages[m] = adv[j] as number;
+        kept[m] = keep[j] as boolean;
+      });
+      const loo = leaveOneOut(rs);
+      return {
+        taskId,
+        members,
+        rewards: rs,
+        baselines: rs.map((r, j) => r - (loo[j] as number)),
+        advantages: adv,
+        kept: keep,
+      };
+    });
+    this.emit({ type: "rollouts", iteration: it, trajectories, groups, seconds: rolloutSeconds });
+
+    const t1 = performance.now();
+    const keptIdx = trajectories.map((_, i) => i).filter((i) => kept[i]);
+    const context = this.model.config.context;
+    const rowsOf = new Map<number, TrainRow[]>();
+    for (const i of keptIdx)
+      rowsOf.set(i, trajectoryRows(trajectories[i] as Trajectory, i, context));
+
+    const stats = {
+      losses: [] as number[],
+      valueLosses: [] as number[],
+      clip: [] as number[],
+      kl: [] as number[],
+      grad: [] as number[],
+      steps: 0,
+      skipped: 0,
+      aborted: false,
+      stopped: false,
+      trainTokens: 0,
+      firstRatio: 1,
+    };
+    // Old log-probs (and reference log-probs, values) recomputed by the trainer before any update.
+    const scored = new Map<number, Scored>();
+    let samplerLogpDiff = 0;
+    const entropies: number[] = [];
+    for (const mb of microBatches([...rowsOf.values()], context, this.options.microTokens)) {
+      const s = await this.score(mb);
+      stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
+      entropies.push(s.entropy);
+      const { packed, old } = s.scored;
+      for (let j = 0; j < packed.mask.length; j++)
+        if (packed.mask[j])
+          samplerLogpDiff = Math.max(
+            samplerLogpDiff,
+            Math.abs((old[j] as number) - (packed.sampleLogp[j] as number)),
+          );
+      for (const t of new Set(mb.map((r) => r.traj))) scored.set(t, s.scored);
+    }
+    if (this.options.temperature === 1 && samplerLogpDiff > 1e-2)
+      this.emit({
+        type: "warning",
+        iteration: it,
+        message: `trainer and sampler log-probs differ by up to ${samplerLogpDiff.toExponential(2)}`,
+      });
+
+    const rng = Rng.derive(this.options.seed, `minibatches ${it}`);
+    const size = algo.minibatch > 0 ? algo.minibatch : Math.max(1, keptIdx.length);
+    let first = true;
+    outer: for (let epoch = 0; epoch < algo.epochs; epoch++) {
+      const order = rng.shuffle(keptIdx.slice());
+      const count = Math.ceil(order.length / size);
+      for (let m = 0; m < count; m++) {
+        await this.gate();
+        if (this.stopRequested) {
+          stats.stopped = true;
+          break outer;
+        }
+        const members = order.slice(m * size, (m + 1) * size);
+        const r = await this.update(members, rowsOf, scored, advantages, rewards, size, first);
+        stats.trainTokens += r.tokens;
+        if (first) stats.firstRatio = r.meanRatio;
+        first = false;
+        if (r.aborted) {
+          stats.aborted = true;
+          this.emit({
+            type: "warning",
+            iteration: it,
+            message: `iteration aborted: a trajectory's |mean log-ratio| reached ${r.maxAbsLogRatio.toFixed(1)}`,
+          });
+          break outer;
+        }
+        stats.steps++;
+        if (!r.applied) {
+          stats.skipped++;
+          this.restore();
+          this.emit({
+            type: "warning",
+            iteration: it,
+            message: "non-finite loss or gradient: step skipped, last good weights restored",
+          });
+        } else {
+          stats.losses.push(r.loss);
+          stats.valueLosses.push(r.valueLoss);
+          stats.clip.push(r.clipFraction);
+          stats.kl.push(r.approxKl);
+          stats.grad.push(r.gradNorm);
+        }
+        this.emit({
+          type: "minibatch",
+          iteration: it,
+          epoch,
+          index: m,
+          count,
+          loss: r.loss,
+          clipFraction: r.clipFraction,
+          approxKl: r.approxKl,
+          gradNorm: r.gradNorm,
+          applied: r.applied,
+        });
+      }
+    }
+    if (stats.skipped === 0 && !stats.aborted) this.snapshot();
+    const trainSeconds = (performance.now() - t1) / 1000;
+
+    const keptAdv = keptIdx.map((i) => advantages[i] as number);
+    const advMean = mean(keptAdv);
+    const hist = histogram(
+      advantages.filter((_, i) => algo.advantage !== "critic" || kept[i]),
+      20,
+      -1,
+      1,
+    );
+    const sampledTokens = trajectories.reduce(
+      (s, t) => s + t.turns.reduce((a, x) => a + x.action.length, 0),
+      0,
+    );
+    const memory = tf.memory();
+    this.iteration = it;
+    const metrics: IterationMetrics = {
+      iteration: it,
+      algo: algo.name,
+      meanReward: mean(rewards),
+      successRate: mean(trajectories.map((t) => (t.evaluation.success ? 1 : 0))),
+      filteredShare: 1 - keptIdx.length / trajectories.length,
+      flatGroupShare: mean(groups.map((g) => (g.rewards.every((r) => r === g.rewards[0]) ? 1 : 0))),
+      advantage: {
+        mean: advMean,
+        std: Math.sqrt(mean(keptAdv.map((a) => (a - advMean) ** 2))),
+        min: keptAdv.length ? Math.min(...keptAdv) : 0,
+        max: keptAdv.length ? Math.max(...keptAdv) : 0,
+        histogram: hist.counts,
+        edges: hist.edges,
+      },
+      policyLoss: mean(stats.losses),
+      valueLoss: mean(stats.valueLosses),
+      clipFraction: mean(stats.clip),
+      approxKl: mean(stats.kl),
+      entropy: mean(entropies),
+      gradNorm: mean(stats.grad),
+      samplerLogpDiff,
+      firstRatio: stats.firstRatio,
+      steps: stats.steps,
+      skippedSteps: stats.skipped,
+      aborted: stats.aborted,
+      stopped: stats.stopped,
+      sampleTokensPerSecond: sampledTokens / Math.max(rolloutSeconds, 1e-9),
+      trainTokensPerSecond: stats.trainTokens / Math.max(trainSeconds, 1e-9),
+      rolloutSeconds,
+      trainSeconds,
+      seconds: (performance.now() - t0) / 1000,
+      memoryBytes: memory.numBytes,
+      numTensors: memory.numTensors,
+      behaviour: behaviourStats(trajectories.map(episodeText)),
+    };
+    this.emit({ type: "iteration", metrics });
+    if (this.options.evalEvery > 0 && it % this.options.evalEvery === 0) await this.evaluate();
+    return metrics;
+  }
+
+  /** Dev (or another split) TGC/SGC with the current weights; emits an eval event. */
+  async evaluate(): Promise<EvalResult> {
+    const { result } = await evaluatePolicy(this.model, this.tokenizer, this.options.evalSplit, {
+      temperature: this.options.evalTemperature,
+      seed: Rng.derive(this.options.seed, "eval").int(0, 2 ** 31 - 1),
+      limit: this.options.evalLimit,
+      batchSize: this.options.rolloutBatch,
+      ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
+      ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
+    });
+    this.emit({ type: "eval", iteration: this.iteration, result });
+    return result;
+  }
+
+  /** Records where a checkpoint of this iteration was saved (the caller saves it). */
+  checkpointSaved(where: string): void {
+    this.emit({ type: "checkpoint", iteration: this.iteration, where });
+  }
+
+  // --- pieces --------------------------------------------------------------------------------
+
+  private grouping(p: PackedRows): Grouping {
+    return { trajectoryOfRow: p.trajectoryOfRow, turnOfToken: p.turnOf };
+  }
+
+  /** Values V(s_t) of every column [B, T] from the final hidden state. */
+  private values(hidden: tf.Tensor3D): tf.Tensor2D {
+    const critic = this.critic as { w: tf.Variable; b: tf.Variable };
+    const [B, T, d] = hidden.shape;
+    return tf
+      .matMul(hidden.reshape([B * T, d]), critic.w)
+      .add(critic.b)
+      .reshape([B, T]);
+  }
+
+  /** The scoring pass (no gradient): old log-probs, entropy, reference log-probs, values. */
+  private async score(rows: TrainRow[]): Promise<{ scored: Scored; entropy: number }> {
+    const context = this.model.config.context;
+    const packed = packRows(rows, context);
+    const { B, T } = packed;
+    const out = tf.tidy(() => {
+      const ids = tf.tensor2d(packed.ids, [B, T], "int32");
+      const targets = tf.tensor2d(packed.targets, [B, T], "int32");
+      const mask = tf.tensor2d(packed.mask, [B, T]);
+      const r = tokenLogProbs(this.model, ids, targets);
+      const extra: tf.Tensor[] = [];
+      if (this.reference) extra.push(tokenLogProbs(this.reference, ids, targets).logp);
+      if (this.critic) extra.push(this.values(r.hidden));
+      return [r.logp, meanEntropy(r.entropy, mask), ...extra];
+    });
+    const data = (await Promise.all(out.map((t) => t.data()))) as Float32Array[];
+    tf.dispose(out);
+    const old = data[0] as Float32Array;
+    const entropy = (data[1] as Float32Array)[0] as number;
+    const ref = this.reference ? data[2] : undefined;
+    const values = this.critic ? data[this.reference ? 3 : 2] : undefined;
+    const scored: Scored = {
+      packed,
+      rows,
+      old,
+      ...(ref ? { ref } : {}),
+      ...(values ? { values } : {}),
+    };
+    return { scored, entropy };
+  }
+
+  /** One minibatch: gradients accumulated over its micro-batches, one AdamW step. */
+  private async update(
+    members: number[],
+    rowsOf: Map<number, TrainRow[]>,
+    scored: Map<number, Scored>,
+    advantages: number[],
+    rewards: number[],
+    divisor: number,
+    first: boolean,
+  ): Promise<{
+    loss: number;
+    valueLoss: number;
+    clipFraction: number;
+    approxKl: number;
+    meanRatio: number;
+    gradNorm: number;
+    applied: boolean;
+    aborted: boolean;
+    maxAbsLogRatio: number;
+    tokens: number;
+  }> {
+    const algo = this.algorithm;
+    const context = this.model.config.context;
+    const vars = this.variables();
+    const parts = microBatches(
+      members.map((i) => rowsOf.get(i) as TrainRow[]),
+      context,
+      this.options.microTokens,
+    );
+    let grads: tf.NamedTensorMap | null = null;
+    let loss = 0;
+    let vloss = 0;
+    let clipSum = 0;
+    let klSum = 0;
+    let ratioSum = 0;
+    let agentTokens = 0;
+    let maxAbsLogRatio = 0;
+    let tokens = 0;
+    for (const rows of parts) {
+      const packed = packRows(rows, context);
+      const { B, T } = packed;
+      tokens += B * T;
+      // Old log-probs of these rows, gathered from the scoring pass (rows keep their packing there).
+      const old = new Float32Array(B * T);
+      const ref = new Float32Array(B * T);
+      const adv = new Float32Array(B * T);
+      rows.forEach((row, b) => {
+        const s = scored.get(row.traj) as Scored;
+        const sb = s.rows.indexOf(row);
+        for (let c = 0; c < T; c++) {
+          const inScored = c < s.packed.T;
+          old[b * T + c] = inScored ? (s.old[sb * s.packed.T + c] as number) : 0;
+          ref[b * T + c] = inScored && s.ref ? (s.ref[sb * s.packed.T + c] as number) : 0;
+          // The critic's advantage is per token: A_t = R - V_old(s_t) (GAE, gamma = lambda = 1).
+          adv[b * T + c] =
+            algo.advantage === "critic"
+              ? (rewards[row.traj] as number) -
+                (inScored && s.values ? (s.values[sb * s.packed.T + c] as number) : 0)
+              : (advantages[row.traj] as number);
+        }
+      });
+      const n = packed.mask.reduce((a, x) => a + x, 0);
+      agentTokens += n;
+      const kept: tf.Tensor[] = [];
+      const { value, grads: g } = tf.variableGrads(() => {
+        const ids = tf.tensor2d(packed.ids, [B, T], "int32");
+        const targets = tf.tensor2d(packed.targets, [B, T], "int32");
+        const mask = tf.tensor2d(packed.mask, [B, T]);
+        const r = tokenLogProbs(this.model, ids, targets);
+        const grouping = this.grouping(packed);
+        if (algo.objective === "imitation") {
+          const l = imitationLoss(r.logp, mask, divisor, grouping);
+          kept.push(tf.keep(tf.zeros([5])), tf.keep(tf.zeros([B])));
+          return l;
+        }
+        const p = clippedPolicyLoss(
+          {
+            logp: r.logp,
+            oldLogp: tf.tensor2d(old, [B, T]),
+            mask,
+            advantages: tf.tensor2d(adv, [B, T]),
+          },
+          { eps: algo.eps, clip: algo.clip, divisor, ratio: algo.ratio, grouping },
+        );
+        let total: tf.Scalar = p.loss;
+        let v: tf.Scalar = tf.scalar(0);
+        if (this.reference && algo.klCoef > 0)
+          total = tf.add(
+            total,
+            tf.mul(
+              referenceKl(r.logp, tf.tensor2d(ref, [B, T]), mask, divisor, grouping),
+              algo.klCoef,
+            ),
+          ) as tf.Scalar;
+        if (this.critic) {
+          v = valueLoss(
+            this.values(r.hidden),
+            tf.tensor1d(rows.map((row) => rewards[row.traj] as number)),
+            mask,
+            divisor,
+            grouping,
+          );
+          total = tf.add(total, tf.mul(v, algo.valueCoef)) as tf.Scalar;
+        }
+        kept.push(
+          tf.keep(
+            tf.stack(
+              [p.loss, p.clipFraction, p.approxKl, p.meanRatio, v].map((x) => x.reshape([])),
+            ),
+          ),
+          tf.keep(p.meanLogRatio),
+        );
+        return total;
+      }, vars);
+      const [totalV, statsV, logRatioV] = await Promise.all([
+        value.data(),
+        (kept[0] as tf.Tensor).data(),
+        (kept[1] as tf.Tensor).data(),
+      ]);
+      tf.dispose([value, ...kept]);
+      const st = statsV as Float32Array;
+      loss += algo.objective === "imitation" ? (totalV[0] as number) : (st[0] as number);
+      vloss += st[4] ?? 0;
+      clipSum += (st[1] as number) * n;
+      klSum += (st[2] as number) * n;
+      ratioSum += (st[3] as number) * n;
+      for (const x of logRatioV as Float32Array)
+        maxAbsLogRatio = Math.max(maxAbsLogRatio, Math.abs(x));
+      if (!grads) grads = g;
+      else {
+        const sum: tf.NamedTensorMap = {};
+        for (const name of Object.keys(g))
+          sum[name] = tf.add(grads[name] as tf.Tensor, g[name] as tf.Tensor);
+        tf.dispose([...Object.values(grads), ...Object.values(g)]);
+        grads = sum;
+      }
+    }
+    const nTok = Math.max(agentTokens, 1);
+    const summary = {
+      loss,
+      valueLoss: vloss,
+      clipFraction: clipSum / nTok,
+      approxKl: klSum / nTok,
+      meanRatio: algo.objective === "imitation" ? 1 : ratioSum / nTok,
+      maxAbsLogRatio,
+      tokens,
+    };
+    if (!grads) return { ...summary, gradNorm: 0, applied: true, aborted: false };
+    if (!first && maxAbsLogRatio > this.options.abortLogRatio) {
+      tf.dispose(Object.values(grads));
+      return { ...summary, gradNorm: 0, applied: false, aborted: true };
+    }
+    if (!Number.isFinite(loss)) {
+      tf.dispose(Object.values(grads));
+      return { ...summary, gradNorm: Number.NaN, applied: false, aborted: false };
+    }
+    const r = await this.optimizer.apply(grads, vars);
+    return { ...summary, gradNorm: r.gradNorm, applied: r.applied, aborted: false };
+  }
+
+  private snapshot(): void {
+    tf.dispose(this.lastGood);
+    this.lastGood = this.variables().map((v) => tf.clone(v));
+  }
+
+  private restore(): void {
+    this.variables().forEach((v, i) => {
+      v.assign(this.lastGood[i] as tf.Tensor);
+    });
+  }
+
+  dispose(): void {
+    this.optimizer.dispose();
+    tf.dispose(this.lastGood);
+    this.reference?.dispose();
+    if (this.critic) tf.dispose([this.critic.w, this.critic.b]);
+    this.listeners.clear();
+  }
+}
