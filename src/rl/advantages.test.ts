@@ -37,20 +37,30 @@ describe("leave-one-out advantage", () => {
   });
 
   it("the filter keeps |A| >= 0.01 only", () => {
-    expect(keepMask([0.6, -0.6, 0, 0.005, -0.01, 0.02])).toEqual([true, true, false, false, true, true]);
+    expect(keepMask([0.6, -0.6, 0, 0.005, -0.01, 0.02])).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+    ]);
   });
 
   it("sums to zero and equals K/(K-1)(R - mean) for any group (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 2, maxLength: 12 }), (rs) => {
-        const a = leaveOneOut(rs);
-        const K = rs.length;
-        const m = rs.reduce((x, y) => x + y, 0) / K;
-        expect(Math.abs(a.reduce((x, y) => x + y, 0))).toBeLessThan(1e-9);
-        a.forEach((x, i) => {
-          expect(x).toBeCloseTo((K / (K - 1)) * ((rs[i] as number) - m), 9);
-        });
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 2, maxLength: 12 }),
+        (rs) => {
+          const a = leaveOneOut(rs);
+          const K = rs.length;
+          const m = rs.reduce((x, y) => x + y, 0) / K;
+          expect(Math.abs(a.reduce((x, y) => x + y, 0))).toBeLessThan(1e-9);
+          a.forEach((x, i) => {
+            expect(x).toBeCloseTo((K / (K - 1)) * ((rs[i] as number) - m), 9);
+          });
+        },
+      ),
     );
   });
 
@@ -71,7 +81,10 @@ describe("std-normalized advantages", () => {
   it("LOOP + std: the leave-one-out advantage over the group std", () => {
     // [1, 0, 0.5, 0.5, 0, 1]: mean 0.5, squared deviations sum to 1, sample std = sqrt(1/5).
     const s = Math.sqrt(1 / 5);
-    close(leaveOneOutNormalized([1, 0, 0.5, 0.5, 0, 1]), [0.6, -0.6, 0, 0, -0.6, 0.6].map((a) => a / s));
+    close(
+      leaveOneOutNormalized([1, 0, 0.5, 0.5, 0, 1]),
+      [0.6, -0.6, 0, 0, -0.6, 0.6].map((a) => a / s),
+    );
   });
 });
 

@@ -17,9 +17,21 @@ const val = (t: tf.Tensor) => t.dataSync()[0] as number;
  * Paper clip [0.9, 1.1]: row 0 -> min(1.5, 1.1) = 1.1 (clipped), min(0.5, 0.9) = 0.5; mean 0.8.
  * Row 1 -> min(-1.6, 0.9 * -2 = -1.8) = -1.8 (clipped). Loss = -(0.8 - 1.8) / divisor.
  */
-const logp = () => t2([[ln(1.5), ln(0.5), 7], [ln(0.8), 3, -2]]);
-const old = () => t2([[0, 0, 0], [0, 0, 0]]);
-const mask = () => t2([[1, 1, 0], [1, 0, 0]]);
+const logp = () =>
+  t2([
+    [ln(1.5), ln(0.5), 7],
+    [ln(0.8), 3, -2],
+  ]);
+const old = () =>
+  t2([
+    [0, 0, 0],
+    [0, 0, 0],
+  ]);
+const mask = () =>
+  t2([
+    [1, 1, 0],
+    [1, 0, 0],
+  ]);
 const adv = () => tf.tensor1d([1, -2]);
 
 describe("clipped policy loss (per token)", () => {
@@ -66,7 +78,10 @@ describe("clipped policy loss (per token)", () => {
           { logp: lp as tf.Tensor2D, oldLogp: old(), mask: mask(), advantages: adv() },
           { eps: 0.1, clip: "paper", divisor: 4 },
         ).loss;
-      const other = t2([[ln(1.5), ln(0.5), -40], [ln(0.8), 12, 0.3]]);
+      const other = t2([
+        [ln(1.5), ln(0.5), -40],
+        [ln(0.8), 12, 0.3],
+      ]);
       expect(val(f(other))).toBeCloseTo(val(f(logp())), 7);
       // Gradient at ratio 1 (no clipping active): -A / (|a(x)| * divisor) on agent tokens, 0 elsewhere.
       const g = tf.grad(f)(old()).arraySync() as number[][];
@@ -131,9 +146,18 @@ describe("ratio levels", () => {
     tf.tidy(() => {
       const r = clippedPolicyLoss(
         {
-          logp: t2([[0, 0], [0, 0]]),
-          oldLogp: t2([[0, 0], [0, 0]]),
-          mask: t2([[1, 1], [1, 0]]),
+          logp: t2([
+            [0, 0],
+            [0, 0],
+          ]),
+          oldLogp: t2([
+            [0, 0],
+            [0, 0],
+          ]),
+          mask: t2([
+            [1, 1],
+            [1, 0],
+          ]),
           advantages: tf.tensor1d([3, 3]),
         },
         { eps: 0.1, clip: "paper", divisor: 1, grouping: { trajectoryOfRow: [5, 5] } },
@@ -147,7 +171,14 @@ describe("ratio levels", () => {
 describe("other token losses", () => {
   it("imitation: minus the mean agent-token log-prob per trajectory, over the divisor", () => {
     tf.tidy(() => {
-      const l = imitationLoss(t2([[-1, -3, -100], [-2, -100, -100]]), mask(), 2);
+      const l = imitationLoss(
+        t2([
+          [-1, -3, -100],
+          [-2, -100, -100],
+        ]),
+        mask(),
+        2,
+      );
       expect(val(l)).toBeCloseTo((2 + 2) / 2, 6);
     });
   });
@@ -159,14 +190,23 @@ describe("other token losses", () => {
       const d0 = -ln(1.5);
       const d1 = -ln(0.5);
       const d2 = -ln(0.8);
-      const want = ((Math.exp(d0) - d0 - 1 + Math.exp(d1) - d1 - 1) / 2 + Math.exp(d2) - d2 - 1) / 2;
+      const want =
+        ((Math.exp(d0) - d0 - 1 + Math.exp(d1) - d1 - 1) / 2 + Math.exp(d2) - d2 - 1) / 2;
       expect(val(referenceKl(logp(), old(), mask(), 2))).toBeCloseTo(want, 6);
     });
   });
 
   it("value loss: 1/2 (V - R)^2 on agent tokens", () => {
     tf.tidy(() => {
-      const v = valueLoss(t2([[0.5, 1, 9], [0, 9, 9]]), tf.tensor1d([1, 1]), mask(), 2);
+      const v = valueLoss(
+        t2([
+          [0.5, 1, 9],
+          [0, 9, 9],
+        ]),
+        tf.tensor1d([1, 1]),
+        mask(),
+        2,
+      );
       expect(val(v)).toBeCloseTo(((0.125 + 0) / 2 + 0.5) / 2, 6);
     });
   });

@@ -90,8 +90,9 @@ export interface IterationMetrics {
   gradNorm: number;
   /** Max |trainer log-prob - sampler log-prob| over agent tokens, before any update. */
   samplerLogpDiff: number;
-  /** Ratio on agent tokens at the first minibatch (1 when old log-probs match). */
+  /** Mean ratio and clip fraction over agent tokens at the first minibatch (1 and 0: nothing has moved yet). */
   firstRatio: number;
+  firstClipFraction: number;
   steps: number;
   skippedSteps: number;
   aborted: boolean;
@@ -367,6 +368,7 @@ export class Trainer {
       stopped: false,
       trainTokens: 0,
       firstRatio: 1,
+      firstClip: 0,
     };
     // Old log-probs (and reference log-probs, values) recomputed by the trainer before any update.
     const scored = new Map<number, Scored>();
@@ -407,7 +409,10 @@ export class Trainer {
         const members = order.slice(m * size, (m + 1) * size);
         const r = await this.update(members, rowsOf, scored, advantages, rewards, size, first);
         stats.trainTokens += r.tokens;
-        if (first) stats.firstRatio = r.meanRatio;
+        if (first) {
+          stats.firstRatio = r.meanRatio;
+          stats.firstClip = r.clipFraction;
+        }
         first = false;
         if (r.aborted) {
           stats.aborted = true;
@@ -488,6 +493,7 @@ export class Trainer {
       gradNorm: mean(stats.grad),
       samplerLogpDiff,
       firstRatio: stats.firstRatio,
+      firstClipFraction: stats.firstClip,
       steps: stats.steps,
       skippedSteps: stats.skipped,
       aborted: stats.aborted,

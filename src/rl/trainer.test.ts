@@ -1,0 +1,197 @@
+import * as tf from "@tensorflow/tfjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
+import { rollout } from "../agent/modelRollout";
+import type { Segment } from "../agent/transcript";
+import { listTasks } from "../env";
+import { selectBackend } from "../model/backend";
+import { presetConfig } from "../model/config";
+import { GPT } from "../model/gpt";
+import { Tokenizer } from "../model/tokenizer";
+import { ALGORITHM_NAMES } from "./algorithms";
+import { trajectoryRows } from "./rows";
+import { sft } from "./sft";
+import { Trainer, type TrainerEvent, type TrainerOptions } from "./trainer";
+
+// A tiny policy, cloned briefly on the first and the last action of a few demonstrations (so that
+// it sometimes finishes a task within a two-turn budget, and sometimes not: a reward to learn).
+// Training runs on wasm (10x the cpu backend in Node).
+const TASKS = listTasks("train")
+  .filter((t) => t.difficulty === 1)
+  .slice(0, 4)
+  .map((t) => t.id);
+let tok: Tokenizer;
+let start: GPT;
+const SHORT = { maxTurns: 2, maxActionTokens: 24, trainTasks: TASKS } as const;
+
+beforeAll(async () => {
+  await selectBackend({ force: "wasm" });
+  const demos = collectDemonstrations("train", [0]).filter((d) => TASKS.includes(d.taskId));
+  tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 200, minCount: 2 });
+  start = new GPT({ ...presetConfig("tiny", tok.size), context: 448 }, 0);
+  const segs: Segment[] = demos.flatMap((d) => {
+    const t = tokenizeEpisode(tok, d);
+    return [t.turns[0], t.turns.at(-1)].map((turn) => ({
+      tokens: [...t.prompt, ...(turn?.action ?? [])],
+      agentMask: [...t.prompt.map(() => 0), ...(turn?.action ?? []).map(() => 1)],
+      turns: [0],
+      turnOf: [],
+    }));
+  });
+  await sft(start, segs, { epochs: 20, lr: 0.01, batchTokens: 8192, seed: 0 });
+}, 300_000);
+
+function trainer(opts: Partial<TrainerOptions> = {}): {
+  t: Trainer;
+  model: GPT;
+  events: TrainerEvent[];
+} {
+  const model = start.clone();
+  const t = new Trainer(model, tok, {
+    algo: "loop",
+    seed: 0,
+    tasks: 4,
+    k: 4,
+    lr: 0.003,
+    overrides: { minibatch: 8 },
+    ...SHORT,
+    ...opts,
+  });
+  const events: TrainerEvent[] = [];
+  t.on((e) => events.push(e));
+  return { t, model, events };
+}
+
+describe("trainer", () => {
+  it("scores the very sampled ids: ratio 1 and nothing clipped before any update", async () => {
+    const { t, model } = trainer();
+    const m = await t.iterate();
+    expect(m.samplerLogpDiff).toBeLessThan(1e-4);
+    expect(m.firstRatio).toBeCloseTo(1, 5);
+    expect(m.firstClipFraction).toBe(0);
+    expect(m.steps).toBeGreaterThan(0);
+    t.dispose();
+    model.dispose();
+  });
+
+  it("rows reproduce the sampler's contexts (the context rule), for long episodes too", async () => {
+    const model = start.clone();
+    const trajs = await rollout(model, tok, TASKS.slice(0, 2), {
+      temperature: 1,
+      seed: 3,
+      mode: "train",
+      maxTurns: 6,
+      maxActionTokens: 24,
+    });
+    for (const [i, traj] of trajs.entries()) {
+      const rows = trajectoryRows(traj, i, model.config.context);
+      const sampled = traj.logprobs.flat();
+      const fromRows = rows.flatMap((r) => r.sampleLogp.filter((_, k) => r.mask[k] === 1));
+      expect(fromRows).toEqual(sampled);
+      expect(rows.length).toBeGreaterThan(1); // 448 tokens of context: the rule split it
+    }
+    model.dispose();
+  });
+
+  it("emits typed events in order and keeps the tensor count flat over iterations", async () => {
+    const { t, model, events } = trainer({ evalEvery: 2, evalLimit: 2 });
+    await t.iterate();
+    const after1 = tf.memory().numTensors;
+    await t.iterate();
+    await t.iterate();
+    expect(tf.memory().numTensors).toBe(after1);
+    const types = events.map((e) => e.type);
+    expect(types.slice(0, 2)).toEqual(["iteration-start", "rollouts"]);
+    expect(types).toContain("minibatch");
+    expect(types.filter((x) => x === "iteration")).toHaveLength(3);
+    expect(types.filter((x) => x === "eval")).toHaveLength(1);
+    const groups = events.find((e) => e.type === "rollouts");
+    if (groups?.type !== "rollouts") throw new Error("no rollouts event");
+    expect(groups.groups).toHaveLength(4);
+    for (const g of groups.groups) {
+      expect(g.rewards).toHaveLength(4);
+      // A_k = R_k - baseline_k for LOOP.
+      g.advantages.forEach((a, j) => {
+        expect(a).toBeCloseTo((g.rewards[j] as number) - (g.baselines[j] as number), 9);
+      });
+    }
+    t.dispose();
+    model.dispose();
+  });
+
+  it("is reproducible: same seed, same metrics", async () => {
+    const a = trainer();
+    const b = trainer();
+    const ma = await a.t.iterate();
+    const mb = await b.t.iterate();
+    expect(mb.meanReward).toBe(ma.meanReward);
+    expect(mb.policyLoss).toBe(ma.policyLoss);
+    for (const x of [a, b]) {
+      x.t.dispose();
+      x.model.dispose();
+    }
+  });
+
+  it("runs every algorithm of the registry for an iteration", async () => {
+    for (const algo of ALGORITHM_NAMES) {
+      const { t, model } = trainer({ algo, tasks: 2, k: 3 });
+      const m = await t.iterate();
+      expect(m.algo).toBe(algo);
+      expect(Number.isFinite(m.policyLoss)).toBe(true);
+      expect(m.skippedSteps).toBe(0);
+      t.dispose();
+      model.dispose();
+    }
+  }, 300_000);
+
+  it("pauses, steps exactly one iteration, and stops", async () => {
+    const { t, model, events } = trainer({ tasks: 1, k: 2 });
+    t.pause();
+    const running = t.run(10);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(t.iteration).toBe(0);
+    t.step();
+    while (t.iteration < 1) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(t.iteration).toBe(1);
+    t.stop();
+    await running;
+    expect(t.iteration).toBe(1);
+    expect(events.filter((e) => e.type === "iteration")).toHaveLength(1);
+    t.dispose();
+    model.dispose();
+  });
+
+  it("a non-finite loss skips the step and restores the last good weights", async () => {
+    const { t, model, events } = trainer({ algo: "reinforce", overrides: {} });
+    const w = model.weights().find((x) => x.name === "lnf.g")?.variable as tf.Variable;
+    const good = w.dataSync().slice();
+    w.assign(tf.fill(w.shape, Number.NaN));
+    const m = await t.iterate();
+    expect(m.skippedSteps).toBe(1);
+    expect(events.some((e) => e.type === "warning" && /non-finite/.test(e.message))).toBe(true);
+    expect(Array.from(w.dataSync())).toEqual(Array.from(good));
+    t.dispose();
+    model.dispose();
+  });
+
+  it("learns: LOOP raises the mean reward over the starting policy", async () => {
+    const measure = async (model: GPT) => {
+      const ids = TASKS.flatMap((id) => Array.from({ length: 8 }, () => id));
+      const trajs = await rollout(model, tok, ids, {
+        temperature: 1,
+        seed: 12345,
+        mode: "train",
+        ...SHORT,
+      });
+      return trajs.reduce((s, x) => s + x.evaluation.reward, 0) / trajs.length;
+    };
+    const { t, model } = trainer();
+    const before = await measure(model);
+    for (let i = 0; i < 6; i++) await t.iterate();
+    const after = await measure(model);
+    expect(after).toBeGreaterThan(before + 0.05);
+    t.dispose();
+    model.dispose();
+  }, 600_000);
+});
