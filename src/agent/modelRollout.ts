@@ -1,6 +1,6 @@
 import { createEpisode, type Episode, type Evaluation } from "../env";
 import { Rng } from "../env/rng";
-import { generate } from "../model/decode";
+import { disposeCache, extendAndGenerate, type RowCache } from "../model/decode";
 import type { GPT } from "../model/gpt";
 import { EOA, type Tokenizer } from "../model/tokenizer";
 import {
@@ -25,6 +25,8 @@ export interface RolloutOptions {
   maxActionTokens?: number;
   /** Overrides the mode's turn budget (tests use short episodes). */
   maxTurns?: number;
+  /** Episodes live (holding a KV cache) at once; the rest wait for the next wave. */
+  concurrency?: number;
 }
 
 /** One rollout, with everything the trainer needs: the exact sampled ids and their log-probs. */
@@ -46,25 +48,37 @@ export interface Trajectory {
 /** Attention scores held at once during a prefill (floats): keeps wasm's 4 GB heap safe. */
 const ATTENTION_BUDGET = 2 ** 25;
 
+/** A row's cached length and the new tokens it brings. */
+export interface RowSize {
+  past: number;
+  fresh: number;
+}
+
 /**
- * Splits rows into decoding batches of at most `maxRows`, and fewer when contexts are long, so that
- * rows x heads x length^2 attention scores stay within ATTENTION_BUDGET.
+ * Splits rows into decoding batches of at most `maxRows`, and fewer when the prefill is big, so
+ * that rows x heads x new tokens x (cached + new) attention scores stay within ATTENTION_BUDGET.
  */
-export function chunks(contexts: readonly number[][], maxRows: number, heads: number): number[][] {
+export function chunks(sizes: readonly RowSize[], maxRows: number, heads: number): number[][] {
   const out: number[][] = [];
   let current: number[] = [];
-  let longest = 0;
-  contexts.forEach((c, i) => {
-    const L = Math.max(longest, c.length);
+  let fresh = 0;
+  let total = 0;
+  sizes.forEach((s, i) => {
+    const f = Math.max(fresh, s.fresh);
+    const t = Math.max(total, s.past + s.fresh);
     if (
       current.length > 0 &&
-      (current.length >= maxRows || (current.length + 1) * heads * L * L > ATTENTION_BUDGET)
+      (current.length >= maxRows || (current.length + 1) * heads * f * t > ATTENTION_BUDGET)
     ) {
       out.push(current);
       current = [];
+      fresh = s.fresh;
+      total = s.past + s.fresh;
+    } else {
+      fresh = f;
+      total = t;
     }
     current.push(i);
-    longest = current.length === 1 ? c.length : L;
   });
   if (current.length > 0) out.push(current);
   return out;
@@ -73,11 +87,18 @@ export function chunks(contexts: readonly number[][], maxRows: number, heads: nu
 interface Live {
   episode: Episode;
   traj: Omit<Trajectory, "evaluation">;
+  /** KV cache of the prompt + turns [cacheStart, cachedTurns) (null = none yet). */
+  cache: RowCache | null;
+  cacheStart: number;
+  cachedTurns: number;
 }
 
 /**
  * Plays the model in many episodes at once: each round, every live episode's context (by the
  * context rule) is decoded in batches with the KV cache; the decoded actions step the episodes.
+ * Each episode keeps its cache across turns, so only the newest action and observation go
+ * through the model; when the context rule drops old turns, the cache is rebuilt from the prompt.
+ * At most `concurrency` episodes are live (and hold a cache) at once.
  */
 export async function rollout(
   model: GPT,
@@ -86,6 +107,20 @@ export async function rollout(
   opts: RolloutOptions,
 ): Promise<Trajectory[]> {
   const rng = new Rng(opts.seed);
+  const concurrency = opts.concurrency ?? 64;
+  const out: Trajectory[] = [];
+  for (let i = 0; i < taskIds.length; i += concurrency)
+    out.push(...(await rolloutWave(model, tok, taskIds.slice(i, i + concurrency), opts, rng)));
+  return out;
+}
+
+async function rolloutWave(
+  model: GPT,
+  tok: Tokenizer,
+  taskIds: readonly string[],
+  opts: RolloutOptions,
+  rng: Rng,
+): Promise<Trajectory[]> {
   const maxTokens = opts.maxActionTokens ?? MAX_ACTION_TOKENS;
   const budget = contextBudget(model.config.context);
   const batchSize = opts.batchSize ?? 16;
@@ -106,33 +141,57 @@ export async function rollout(
         actions: [],
         observations: [],
       },
+      cache: null,
+      cacheStart: 0,
+      cachedTurns: 0,
     };
   });
-  while (live.some((l) => !l.episode.done)) {
-    const active = live.filter((l) => !l.episode.done);
-    const contexts = active.map(({ traj }) => {
-      const lengths = [...traj.turns.map((t) => t.action.length + t.observation.length), 0];
-      const start = contextStarts(traj.prompt.length, lengths, budget).at(-1) as number;
-      traj.starts.push(start);
-      return contextFor(traj.prompt, traj.turns, start, traj.turns.length);
-    });
-    for (const rows of chunks(contexts, batchSize, model.config.nHeads)) {
-      const gen = await generate(
-        model,
-        rows.map((i) => contexts[i] as number[]),
-        { temperature: opts.temperature, maxTokens, rng },
-      );
-      rows.forEach((i, b) => {
-        const { episode, traj } = active[i] as Live;
-        const action = gen.tokens[b] as number[];
-        const text = tok.decode(action.filter((t) => t !== EOA));
-        const { observation } = episode.step(text);
-        traj.turns.push({ action, observation: observationTokens(tok, observation) });
-        traj.logprobs.push(gen.logprobs[b] as number[]);
-        traj.actions.push(text);
-        traj.observations.push(observation);
+  try {
+    while (live.some((l) => !l.episode.done)) {
+      const active = live.filter((l) => !l.episode.done);
+      const rows = active.map((l) => {
+        const { traj } = l;
+        const i = traj.turns.length;
+        const lengths = [...traj.turns.map((t) => t.action.length + t.observation.length), 0];
+        const start = contextStarts(traj.prompt.length, lengths, budget).at(-1) as number;
+        traj.starts.push(start);
+        if (l.cache && l.cacheStart === start)
+          return { cache: l.cache, tokens: contextFor([], traj.turns, l.cachedTurns, i) };
+        disposeCache(l.cache);
+        l.cache = null;
+        l.cacheStart = start;
+        return { cache: null, tokens: contextFor(traj.prompt, traj.turns, start, i) };
       });
+      const sizes = rows.map((r) => ({ past: r.cache?.length ?? 0, fresh: r.tokens.length }));
+      for (const chunk of chunks(sizes, batchSize, model.config.nHeads)) {
+        const gen = await extendAndGenerate(
+          model,
+          chunk.map((i) => rows[i] as (typeof rows)[number]),
+          { temperature: opts.temperature, maxTokens, rng },
+          true,
+        );
+        chunk.forEach((i, b) => {
+          const l = active[i] as Live;
+          const { episode, traj } = l;
+          disposeCache(l.cache);
+          l.cache = gen.caches[b] as RowCache;
+          l.cachedTurns = traj.turns.length;
+          const action = gen.tokens[b] as number[];
+          const text = tok.decode(action.filter((t) => t !== EOA));
+          const { observation, done } = episode.step(text);
+          traj.turns.push({ action, observation: observationTokens(tok, observation) });
+          traj.logprobs.push(gen.logprobs[b] as number[]);
+          traj.actions.push(text);
+          traj.observations.push(observation);
+          if (done) {
+            disposeCache(l.cache);
+            l.cache = null;
+          }
+        });
+      }
     }
+  } finally {
+    for (const l of live) disposeCache(l.cache);
   }
   return live.map(({ episode, traj }) => ({ ...traj, evaluation: episode.evaluate() }));
 }

@@ -47,13 +47,17 @@ describe("sampling and scoring agree", () => {
     const ids = listTasks("train")
       .slice(0, 3)
       .map((t) => t.id);
+    const before = tf.memory().numTensors;
     const trajs = await rollout(model, tok, ids, {
       temperature: 1,
       seed: 1,
       mode: "train",
       maxTurns: 5,
       maxActionTokens: 24,
+      concurrency: 2,
     });
+    // Every episode's cache across turns is disposed when it ends.
+    expect(tf.memory().numTensors).toBe(before);
     let worst = 0;
     let compared = 0;
     let dropped = false;

@@ -6,7 +6,8 @@
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
  */
-import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { appendFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SPLITS, type Split } from "../env";
@@ -129,44 +130,39 @@ async function main(): Promise<void> {
 
   const evals: EvalResult[] = [];
   let best = -1;
-  const pending: Promise<void>[] = [];
   trainer.on((e) => {
     if (e.type === "rollouts") {
       const g = e.groups[0];
       if (g)
-        pending.push(
-          appendFile(
-            join(out, "trajectories.jsonl"),
-            `${g.members
-              .map((m, j) => {
-                const t = e.trajectories[m];
-                return JSON.stringify({
-                  iteration: e.iteration,
-                  taskId: t?.taskId,
-                  reward: g.rewards[j],
-                  advantage: g.advantages[j],
-                  kept: g.kept[j],
-                  actions: t?.actions,
-                  observations: t?.observations,
-                  tests: t?.evaluation.tests,
-                });
-              })
-              .join("\n")}\n`,
-          ),
+        appendFileSync(
+          join(out, "trajectories.jsonl"),
+          `${g.members
+            .map((m, j) => {
+              const t = e.trajectories[m];
+              return JSON.stringify({
+                iteration: e.iteration,
+                taskId: t?.taskId,
+                reward: g.rewards[j],
+                advantage: g.advantages[j],
+                kept: g.kept[j],
+                actions: t?.actions,
+                observations: t?.observations,
+                tests: t?.evaluation.tests,
+              });
+            })
+            .join("\n")}\n`,
         );
     } else if (e.type === "iteration") {
       const m = e.metrics;
-      pending.push(appendFile(join(out, "metrics.jsonl"), `${JSON.stringify(m)}\n`));
+      appendFileSync(join(out, "metrics.jsonl"), `${JSON.stringify(m)}\n`);
       log(
         `iter ${m.iteration}: reward ${m.meanReward.toFixed(3)} success ${(100 * m.successRate).toFixed(1)}% filtered ${(100 * m.filteredShare).toFixed(0)}% loss ${m.policyLoss.toFixed(4)} clip ${m.clipFraction.toFixed(3)} kl ${m.approxKl.toExponential(1)} entropy ${m.entropy.toFixed(2)} ${m.seconds.toFixed(0)}s (sample ${m.sampleTokensPerSecond.toFixed(0)} tok/s, train ${m.trainTokensPerSecond.toFixed(0)} tok/s)`,
       );
     } else if (e.type === "eval") {
       evals.push(e.result);
-      pending.push(
-        appendFile(
-          join(out, "evals.jsonl"),
-          `${JSON.stringify({ iteration: e.iteration, ...e.result })}\n`,
-        ),
+      appendFileSync(
+        join(out, "evals.jsonl"),
+        `${JSON.stringify({ iteration: e.iteration, ...e.result })}\n`,
       );
       log(
         `eval ${e.result.split} @${e.iteration}: TGC ${(100 * e.result.tgc).toFixed(1)}% SGC ${(100 * e.result.sgc).toFixed(1)}% reward ${e.result.reward.toFixed(3)}`,
@@ -194,7 +190,6 @@ async function main(): Promise<void> {
     await save("best");
   }
   await save("final");
-  await Promise.all(pending);
   const summary = {
     algo: trainer.algorithm.name,
     iterations: trainer.iteration,

@@ -55,6 +55,22 @@ function sample(logp: Float64Array, temperature: number, rng: Rng): number {
   return logp.length - 1;
 }
 
+/** A row's cached keys and values, [1, heads, length, headDim] per layer, for its context so far. */
+export interface RowCache {
+  kv: LayerKV[];
+  length: number;
+}
+
+export function disposeCache(cache: RowCache | null | undefined): void {
+  if (cache) for (const l of cache.kv) tf.dispose([l.k, l.v]);
+}
+
+/** One row to decode: its cache (null = none) and the tokens that extend it (the whole context without one). */
+export interface DecodeRow {
+  cache: RowCache | null;
+  tokens: number[];
+}
+
 /**
  * Batched incremental decoding with a KV cache. Contexts are left-padded to a bucket length so
  * that every row's next token sits in the same column; each row keeps its true positions, and a
@@ -66,42 +82,112 @@ export async function generate(
   contexts: number[][],
   opts: GenerateOptions,
 ): Promise<Generated> {
-  const { vocabSize: V, context: C } = model.config;
+  const r = await extendAndGenerate(
+    model,
+    contexts.map((tokens) => ({ cache: null, tokens })),
+    opts,
+    false,
+  );
+  return { tokens: r.tokens, logprobs: r.logprobs };
+}
+
+/**
+ * Like `generate`, but each row may come with the cache of its earlier context, so that only
+ * its new tokens (the last action and observation) go through the model: a rollout's context is
+ * computed once across turns, not once per turn. With `keepCaches`, returns every row's cache
+ * extended by its new tokens (the context before the sampled action); the caller owns them and
+ * still owns (and disposes) the caches it passed in.
+ */
+export async function extendAndGenerate(
+  model: GPT,
+  rows: readonly DecodeRow[],
+  opts: GenerateOptions,
+  keepCaches: boolean,
+): Promise<Generated & { caches: RowCache[] }> {
+  const { vocabSize: V, context: C, nHeads: H, dModel: d, nLayers: L } = model.config;
+  const hd = d / H;
   const stop = opts.stopToken ?? EOA;
-  const B = contexts.length;
-  const longest = Math.max(...contexts.map((c) => c.length));
-  if (longest + opts.maxTokens > C)
-    throw new Error(
-      `context (${longest}) + max tokens (${opts.maxTokens}) exceed the model's ${C}`,
-    );
-  const P = Math.min(bucketLength(longest, C), C - opts.maxTokens);
-  const ids = new Int32Array(B * P);
-  const pos = new Int32Array(B * P);
-  const mask = new Float32Array(B * P);
-  contexts.forEach((ctx, b) => {
-    const pad = P - ctx.length;
-    for (let j = 0; j < P; j++) {
-      const k = b * P + j;
-      ids[k] = j < pad ? PAD : (ctx[j - pad] as number);
-      pos[k] = j < pad ? 0 : j - pad;
-      mask[k] = j < pad ? 0 : 1;
+  const B = rows.length;
+  const past = rows.map((r) => r.cache?.length ?? 0);
+  const fresh = rows.map((r) => r.tokens.length);
+  rows.forEach((r, b) => {
+    if (fresh[b] === 0) throw new Error("every row needs at least one new token");
+    const total = (past[b] as number) + (fresh[b] as number);
+    if (total + opts.maxTokens > C)
+      throw new Error(
+        `context (${total}) + max tokens (${opts.maxTokens}) exceed the model's ${C}`,
+      );
+    if (r.cache && r.cache.kv.length !== L) throw new Error("a cache from another model");
+  });
+  const maxPast = Math.max(...past);
+  const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
+  const N = bucketLength(Math.max(...fresh), C);
+  const ids = new Int32Array(B * N);
+  const pos = new Int32Array(B * N);
+  const mask = new Float32Array(B * (P + N));
+  rows.forEach((r, b) => {
+    const S = past[b] as number;
+    const pad = N - r.tokens.length;
+    for (let j = 0; j < P; j++) mask[b * (P + N) + j] = j >= P - S ? 1 : 0;
+    for (let j = 0; j < N; j++) {
+      ids[b * N + j] = j < pad ? PAD : (r.tokens[j - pad] as number);
+      pos[b * N + j] = j < pad ? 0 : S + j - pad;
+      mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
     }
   });
-  let keyMask = tf.tensor2d(mask, [B, P]);
+  let keyMask = tf.tensor2d(mask, [B, P + N]);
   let { logits, kv } = tf.tidy(() => {
-    const r = model.forward(tf.tensor2d(ids, [B, P], "int32"), {
-      positions: tf.tensor2d(pos, [B, P], "int32"),
+    const pastKV: LayerKV[] | undefined =
+      P > 0
+        ? Array.from({ length: L }, (_, l) => {
+            const side = (which: "k" | "v") =>
+              tf.concat(
+                rows.map((r, b) => {
+                  const t = r.cache?.kv[l]?.[which];
+                  const S = past[b] as number;
+                  return t
+                    ? tf.pad(t, [
+                        [0, 0],
+                        [0, 0],
+                        [P - S, 0],
+                        [0, 0],
+                      ])
+                    : tf.zeros([1, H, P, hd]);
+                }),
+                0,
+              ) as tf.Tensor4D;
+            return { k: side("k"), v: side("v") };
+          })
+        : undefined;
+    const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
+      positions: tf.tensor2d(pos, [B, N], "int32"),
       keyMask,
+      ...(pastKV ? { past: pastKV } : {}),
       returnKV: true,
     });
     return {
-      logits: r.logits.slice([0, P - 1, 0], [B, 1, V]).reshape([B, V]),
+      logits: r.logits.slice([0, N - 1, 0], [B, 1, V]).reshape([B, V]),
       kv: r.kv as LayerKV[],
     };
   });
-  const tokens: number[][] = contexts.map(() => []);
-  const logprobs: number[][] = contexts.map(() => []);
-  const done = contexts.map(() => false);
+  // Each row's extended cache: its valid past keys, then its new tokens' keys.
+  const caches: RowCache[] = keepCaches
+    ? tf.tidy(() =>
+        rows.map((_, b) => {
+          const S = past[b] as number;
+          const n = fresh[b] as number;
+          const cut = (t: tf.Tensor4D) => {
+            const added = t.slice([b, 0, P + N - n, 0], [1, H, n, hd]);
+            if (S === 0) return added;
+            return tf.concat([t.slice([b, 0, P - S, 0], [1, H, S, hd]), added], 2) as tf.Tensor4D;
+          };
+          return { kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })), length: S + n };
+        }),
+      )
+    : [];
+  const tokens: number[][] = rows.map(() => []);
+  const logprobs: number[][] = rows.map(() => []);
+  const done = rows.map(() => false);
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
@@ -120,7 +206,7 @@ export async function generate(
       }
       if (done.every(Boolean) || step === opts.maxTokens - 1) break;
       const positions = new Int32Array(B);
-      for (let b = 0; b < B; b++) positions[b] = (contexts[b]?.length ?? 0) + step;
+      for (let b = 0; b < B; b++) positions[b] = (past[b] as number) + (fresh[b] as number) + step;
       const nextMask = tf.tidy(() => tf.concat([keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
@@ -143,5 +229,5 @@ export async function generate(
     keyMask.dispose();
     for (const l of kv) tf.dispose([l.k, l.v]);
   }
-  return { tokens, logprobs };
+  return { tokens, logprobs, caches };
 }
