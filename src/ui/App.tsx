@@ -1,14 +1,36 @@
-import { WorldSummary } from "./world/WorldSummary";
+import { useState } from "react";
+import { WorldPanel } from "./world/WorldPanel";
+
+type Tab = "train" | "world";
 
 export function App() {
+  const [tab, setTab] = useState<Tab>(() =>
+    new URLSearchParams(location.search).get("tab") === "world" ? "world" : "train",
+  );
   return (
-    <main style={{ fontFamily: "system-ui, sans-serif", maxWidth: 720, margin: "2rem auto" }}>
-      <h1 data-testid="app-title">LOOP Playground</h1>
-      <p>
-        Train reinforcement-learning agents in your browser. The playground is under construction;
-        the world the agent will live in is ready.
-      </p>
-      <WorldSummary />
+    <main className="app">
+      <header className="app-header">
+        <h1 data-testid="app-title">LOOP Playground</h1>
+        <nav>
+          <button
+            type="button"
+            data-testid="tab-train"
+            aria-pressed={tab === "train"}
+            onClick={() => setTab("train")}
+          >
+            Training
+          </button>
+          <button
+            type="button"
+            data-testid="tab-world"
+            aria-pressed={tab === "world"}
+            onClick={() => setTab("world")}
+          >
+            World &amp; play
+          </button>
+        </nav>
+      </header>
+      {tab === "world" ? <WorldPanel /> : <p>Training view coming.</p>}
     </main>
   );
 }
