@@ -1,16 +1,29 @@
 import { useState } from "react";
+import "./app.css";
+import { TrainPanel } from "./train/TrainPanel";
 import { WorldPanel } from "./world/WorldPanel";
 
 type Tab = "train" | "world";
 
 export function App() {
-  const [tab, setTab] = useState<Tab>(() =>
+  const [tab, setTabState] = useState<Tab>(() =>
     new URLSearchParams(location.search).get("tab") === "world" ? "world" : "train",
   );
+  const setTab = (next: Tab) => {
+    const params = new URLSearchParams(location.search);
+    if (next === "world") params.set("tab", "world");
+    else params.delete("tab");
+    const q = params.toString();
+    history.replaceState(null, "", `${location.pathname}${q ? `?${q}` : ""}${location.hash}`);
+    setTabState(next);
+  };
   return (
     <main className="app">
       <header className="app-header">
         <h1 data-testid="app-title">LOOP Playground</h1>
+        <span className="tagline">
+          an agent learns multi-app tasks with leave-one-out PPO, in your browser
+        </span>
         <nav>
           <button
             type="button"
@@ -30,7 +43,7 @@ export function App() {
           </button>
         </nav>
       </header>
-      {tab === "world" ? <WorldPanel /> : <p>Training view coming.</p>}
+      {tab === "world" ? <WorldPanel /> : <TrainPanel />}
     </main>
   );
 }

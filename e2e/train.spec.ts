@@ -1,0 +1,119 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { expect, type Page, test } from "@playwright/test";
+
+// A tiny untrained model, two tasks x two rollouts, a two-turn budget, on wasm: an iteration takes
+// seconds on these CPU-only machines (WebGPU runs on SwiftShader here, much slower).
+const QUICK = "/?preset=tiny&backend=wasm&tasks=2&k=2&turns=2&evalEvery=1&evalLimit=2";
+
+async function ready(page: Page) {
+  await expect(page.getByTestId("phase")).toHaveText("ready", { timeout: 60_000 });
+}
+
+async function iteration(page: Page): Promise<number> {
+  return Number(await page.getByTestId("iteration").textContent());
+}
+
+test.describe.configure({ timeout: 240_000 });
+
+test("the backend badge reports WebGPU on its adapter by default", async ({ page }) => {
+  await page.goto("/?preset=tiny");
+  await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "webgpu", {
+    timeout: 60_000,
+  });
+  await expect(page.getByTestId("backend")).toContainText(/webgpu · .+/);
+});
+
+test("LOOP trains: iterations land in the charts while the page stays responsive", async ({
+  page,
+}) => {
+  await page.goto(QUICK);
+  await ready(page);
+  await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "wasm");
+  await page.evaluate(() => {
+    const w = window as unknown as { longTasks: number[] };
+    w.longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) w.longTasks.push(e.duration);
+    }).observe({ type: "longtask", buffered: false });
+  });
+  await page.getByTestId("train-start").click();
+  await expect.poll(() => iteration(page), { timeout: 180_000 }).toBeGreaterThanOrEqual(2);
+  await page.getByTestId("train-pause").click();
+  await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-points", /^[2-9]|\d\d/);
+  await expect(page.getByTestId("chart-eval")).toHaveAttribute("data-points", /^[1-9]/);
+  await expect(page.getByTestId("advantage-histogram")).toBeVisible();
+  const longest = await page.evaluate(() =>
+    Math.max(0, ...(window as unknown as { longTasks: number[] }).longTasks),
+  );
+  console.log("long tasks", longest);
+  // Training runs in the worker: the main thread only renders.
+  expect(longest).toBeLessThan(200);
+  await page.screenshot({ path: "test-results/training.png", fullPage: true });
+});
+
+test("step runs exactly one iteration; a rollout's turns step with the arrow keys", async ({
+  page,
+}) => {
+  await page.goto(QUICK);
+  await ready(page);
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  await page.waitForTimeout(1500);
+  expect(await iteration(page)).toBe(1);
+  const group = page.getByTestId("rollout-group");
+  await expect(group.getByTestId("rollout-card")).toHaveCount(2);
+  await expect(page.getByTestId("group-formula")).toContainText("Leave-one-out");
+  await group.getByTestId("rollout-card").nth(1).click();
+  const player = page.getByTestId("episode-player");
+  await expect(page.getByTestId("turn-index")).toHaveText(/turn 1 \/ [12]/);
+  const total = Number((await page.getByTestId("turn-index").textContent())?.split("/")[1]);
+  await player.focus();
+  await page.keyboard.press("ArrowRight");
+  await expect(page.getByTestId("turn-index")).toHaveText(`turn ${Math.min(2, total)} / ${total}`);
+  await expect(page.getByTestId("episode-tests")).toBeVisible();
+  await page.keyboard.press("ArrowLeft");
+  await expect(page.getByTestId("turn-index")).toHaveText(`turn 1 / ${total}`);
+  await page.screenshot({ path: "test-results/episode.png", fullPage: true });
+});
+
+test("settings survive a reload through the URL", async ({ page }) => {
+  await page.goto(QUICK);
+  await page.getByTestId("algo-select").selectOption("grpo");
+  await page.getByTestId("seed-input").fill("7");
+  await expect(page).toHaveURL(/algo=grpo/);
+  await expect(page).toHaveURL(/seed=7/);
+  await page.reload();
+  await expect(page.getByTestId("algo-select")).toHaveValue("grpo");
+  await expect(page.getByTestId("seed-input")).toHaveValue("7");
+});
+
+test("a run survives a reload (IndexedDB), exports and imports; a bad file is refused", async ({
+  page,
+}, info) => {
+  await page.goto(QUICK);
+  await ready(page);
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await expect(page.getByTestId("run-item")).toHaveCount(1);
+  await page.reload();
+  await ready(page);
+  await expect(page.getByTestId("run-item")).toHaveCount(1);
+  // Export the current (empty) run? Step once so it has metrics, then export it.
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  const download = page.waitForEvent("download");
+  await page.getByTestId("run-export").click();
+  const file = info.outputPath("run.json");
+  await (await download).saveAs(file);
+  const run = JSON.parse(readFileSync(file, "utf8"));
+  expect(run.metrics).toHaveLength(1);
+  const bad = info.outputPath("bad.json");
+  writeFileSync(bad, JSON.stringify({ format: "something else" }));
+  await page.getByTestId("run-import").setInputFiles(bad);
+  await expect(page.getByTestId("runs-message")).toContainText("Refused");
+  await expect(page.getByTestId("run-item")).toHaveCount(2);
+  await page.getByTestId("run-import").setInputFiles(file);
+  await expect(page.getByTestId("runs-message")).toContainText("Imported");
+  await expect(page.getByTestId("run-item")).toHaveCount(3);
+});

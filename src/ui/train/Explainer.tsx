@@ -1,0 +1,38 @@
+import { useTrain } from "./store";
+
+/** A short guided explanation of LOOP next to the live numbers. */
+export function Explainer() {
+  const s = useTrain((st) => st.settings);
+  const last = useTrain((st) => st.metrics.at(-1));
+  return (
+    <section className="explainer" data-testid="explainer">
+      <h2>What is happening</h2>
+      <ol>
+        <li>
+          <strong>Rollouts.</strong> Each iteration picks {s.tasks} tasks and lets the agent (a
+          small transformer) try each one <strong>K = {s.k}</strong> times at temperature{" "}
+          {s.temperature}. An attempt is a dialogue of API calls with the apps; at the end unit
+          tests check the apps' state. The reward R is the share of tests passed.
+        </li>
+        <li>
+          <strong>Leave-one-out advantage.</strong> An attempt is only good or bad compared with the
+          others on the same task: A = R − (mean reward of the other K−1 attempts). No critic
+          network is needed. Attempts with A ≈ 0 (for instance when all K scored the same) teach
+          nothing and are dropped
+          {last ? ` (this iteration: ${Math.round(100 * last.filteredShare)}%)` : ""}.
+        </li>
+        <li>
+          <strong>PPO update.</strong> Every token the agent wrote is made more likely if A &gt; 0,
+          less if A &lt; 0. The step is clipped: once a token's probability ratio to the sampling
+          policy leaves [1 − ε, 1 + ε] (ε = {s.eps}), it stops pushing. All rollouts are reused for{" "}
+          {s.epochs} epochs of minibatches
+          {last ? ` (clip fraction now ${(100 * last.clipFraction).toFixed(1)}%)` : ""}.
+        </li>
+        <li>
+          <strong>Watch.</strong> Reward and dev success should rise; the behaviour chart shows what
+          changes: more doc lookups, fewer invented argument values, fewer give-ups after an error.
+        </li>
+      </ol>
+    </section>
+  );
+}

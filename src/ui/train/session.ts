@@ -1,0 +1,17 @@
+/** The one training worker of the page, started on first use. */
+import { startTrainingWorker, type TrainingClient } from "../../worker/client";
+import { type Settings, settingsToQuery } from "../../worker/protocol";
+import { useTrain } from "./store";
+
+let client: TrainingClient | null = null;
+
+export function training(): TrainingClient {
+  client ??= startTrainingWorker((events) => useTrain.getState().apply(events)).api;
+  return client;
+}
+
+/** Writes the settings into the URL (so a link restores them), keeping other parameters. */
+export function writeUrl(settings: Settings): void {
+  const query = settingsToQuery(settings, location.search);
+  history.replaceState(null, "", `${location.pathname}${query}${location.hash}`);
+}

@@ -1,0 +1,150 @@
+/** The page's training state (zustand): fed by batches of worker events, read by the views. */
+import { create } from "zustand";
+import type { BackendInfo } from "../../model/backend";
+import type { EvalResult } from "../../rl/evaluate";
+import type { IterationMetrics } from "../../rl/trainer";
+import {
+  type GroupView,
+  type Phase,
+  type Preset,
+  type Settings,
+  settingsFromQuery,
+  type TrajectoryView,
+  type WorkerEvent,
+} from "../../worker/protocol";
+import { RUN_FORMAT, type RunRecord } from "./runs";
+
+export type Colouring = "logprob" | "advantage";
+
+export interface TrainState {
+  settings: Settings;
+  settingsErrors: string[];
+  phase: Phase;
+  message: string;
+  backend: { info: BackendInfo; params: number; preset: Preset } | null;
+  /** Iteration in progress (started) and the last one done. */
+  started: number;
+  done: number;
+  minibatch: { index: number; count: number; epoch: number } | null;
+  metrics: IterationMetrics[];
+  evals: { iteration: number; result: EvalResult }[];
+  rolloutIteration: number;
+  groups: GroupView[];
+  trajectories: TrajectoryView[];
+  group: number;
+  trajectory: number;
+  turn: number;
+  colouring: Colouring;
+  warnings: string[];
+  run: RunRecord;
+  overlay: RunRecord | null;
+  apply(events: WorkerEvent[]): void;
+  setSettings(s: Settings): void;
+  newRun(settings: Settings): void;
+  select(p: Partial<Pick<TrainState, "group" | "trajectory" | "turn" | "colouring">>): void;
+  setOverlay(run: RunRecord | null): void;
+}
+
+export function freshRun(settings: Settings): RunRecord {
+  const createdAt = new Date().toISOString();
+  return {
+    format: RUN_FORMAT,
+    id: `run-${createdAt}-${Math.random().toString(36).slice(2, 8)}`,
+    name: `${settings.algo} seed ${settings.seed} (${createdAt.slice(0, 16).replace("T", " ")})`,
+    createdAt,
+    settings,
+    metrics: [],
+    evals: [],
+    samples: [],
+  };
+}
+
+const initial = settingsFromQuery(typeof location === "undefined" ? "" : location.search);
+
+export const useTrain = create<TrainState>((set) => ({
+  settings: initial.settings,
+  settingsErrors: initial.errors,
+  phase: "loading",
+  message: "starting the worker",
+  backend: null,
+  started: 0,
+  done: 0,
+  minibatch: null,
+  metrics: [],
+  evals: [],
+  rolloutIteration: 0,
+  groups: [],
+  trajectories: [],
+  group: 0,
+  trajectory: 0,
+  turn: 0,
+  colouring: "logprob",
+  warnings: [],
+  run: freshRun(initial.settings),
+  overlay: null,
+  apply: (events) =>
+    set((s) => {
+      const next: Partial<TrainState> = {};
+      let metrics = s.metrics;
+      let evals = s.evals;
+      let run = s.run;
+      for (const e of events) {
+        switch (e.type) {
+          case "status":
+            next.phase = e.phase;
+            next.message = e.message;
+            break;
+          case "backend":
+            next.backend = { info: e.info, params: e.params, preset: e.preset };
+            break;
+          case "iteration-start":
+            next.started = e.iteration;
+            next.minibatch = null;
+            break;
+          case "rollouts":
+            next.rolloutIteration = e.iteration;
+            next.groups = e.groups;
+            next.trajectories = e.trajectories;
+            next.group = Math.min(s.group, Math.max(0, e.groups.length - 1));
+            next.trajectory = e.groups[next.group]?.members[0] ?? 0;
+            next.turn = 0;
+            run = { ...run, samples: e.trajectories.slice(0, 8) };
+            break;
+          case "minibatch":
+            next.minibatch = { index: e.index, count: e.count, epoch: e.epoch };
+            break;
+          case "iteration":
+            metrics = [...metrics, e.metrics];
+            next.done = e.metrics.iteration;
+            run = { ...run, metrics };
+            break;
+          case "eval":
+            evals = [...evals, { iteration: e.iteration, result: e.result }];
+            run = { ...run, evals };
+            break;
+          case "warning":
+            next.warnings = [...(next.warnings ?? s.warnings), e.message].slice(-5);
+            break;
+        }
+      }
+      return { ...next, metrics, evals, run };
+    }),
+  setSettings: (settings) => set({ settings, settingsErrors: [] }),
+  newRun: (settings) =>
+    set({
+      run: freshRun(settings),
+      metrics: [],
+      evals: [],
+      groups: [],
+      trajectories: [],
+      started: 0,
+      done: 0,
+      minibatch: null,
+      group: 0,
+      trajectory: 0,
+      turn: 0,
+      warnings: [],
+    }),
+  select: (p) => set(p),
+  setOverlay: (overlay) => set({ overlay }),
+}));

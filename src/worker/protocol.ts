@@ -1,0 +1,208 @@
+/**
+ * The typed layer between the page and the training worker: settings (and their URL form), the
+ * events the worker streams, and the API it exposes through comlink. Plain data only.
+ */
+import type { TestResult } from "../env";
+import type { BackendInfo, BackendName } from "../model/backend";
+import { ALGORITHM_NAMES } from "../rl/algorithms";
+import type { EvalResult } from "../rl/evaluate";
+import type { IterationMetrics } from "../rl/trainer";
+
+export type Preset = "base" | "tiny";
+export type Speed = "fast" | "normal" | "slow";
+
+export interface Settings {
+  algo: string;
+  /** Rollouts per task. */
+  k: number;
+  /** Tasks per iteration. */
+  tasks: number;
+  lr: number;
+  eps: number;
+  epochs: number;
+  temperature: number;
+  seed: number;
+  speed: Speed;
+  /** base = the shipped checkpoint; tiny = a tiny untrained model (quick demos and tests). */
+  preset: Preset;
+  /** Turn budget per training episode (0 = the paper's 40). */
+  turns: number;
+  /** Evaluate on dev every N iterations (0 = never), on the first `evalLimit` tasks (0 = all). */
+  evalEvery: number;
+  evalLimit: number;
+  backend: BackendName | "auto";
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  algo: "loop",
+  k: 4,
+  tasks: 8,
+  lr: 0.001,
+  eps: 0.1,
+  epochs: 2,
+  temperature: 1,
+  seed: 0,
+  speed: "fast",
+  preset: "base",
+  turns: 0,
+  evalEvery: 5,
+  evalLimit: 8,
+  backend: "auto",
+};
+
+/** Pause between iterations for each speed (ms). */
+export const SPEED_DELAY: Record<Speed, number> = { fast: 0, normal: 500, slow: 2000 };
+
+type Rule =
+  | { kind: "int"; min: number; max: number }
+  | { kind: "num"; min: number; max: number }
+  | { kind: "enum"; values: readonly string[] };
+
+export const SETTING_RULES: Record<keyof Settings, Rule> = {
+  algo: { kind: "enum", values: ALGORITHM_NAMES },
+  k: { kind: "int", min: 2, max: 16 },
+  tasks: { kind: "int", min: 1, max: 84 },
+  lr: { kind: "num", min: 1e-7, max: 0.1 },
+  eps: { kind: "num", min: 0.001, max: 0.99 },
+  epochs: { kind: "int", min: 1, max: 8 },
+  temperature: { kind: "num", min: 0.05, max: 3 },
+  seed: { kind: "int", min: 0, max: 2 ** 31 - 1 },
+  speed: { kind: "enum", values: ["fast", "normal", "slow"] },
+  preset: { kind: "enum", values: ["base", "tiny"] },
+  turns: { kind: "int", min: 0, max: 40 },
+  evalEvery: { kind: "int", min: 0, max: 1000 },
+  evalLimit: { kind: "int", min: 0, max: 42 },
+  backend: { kind: "enum", values: ["auto", "webgpu", "webgl", "wasm", "cpu"] },
+};
+
+/** One setting from text, or an error message (the value is refused, nothing else changes). */
+export function parseSetting<K extends keyof Settings>(
+  key: K,
+  text: string,
+): { ok: true; value: Settings[K] } | { ok: false; error: string } {
+  const rule = SETTING_RULES[key];
+  if (rule.kind === "enum") {
+    if (rule.values.includes(text)) return { ok: true, value: text as Settings[K] };
+    return { ok: false, error: `${key} must be one of ${rule.values.join(", ")}` };
+  }
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n) || (rule.kind === "int" && !Number.isInteger(n)))
+    return {
+      ok: false,
+      error: `${key} must be ${rule.kind === "int" ? "an integer" : "a number"}`,
+    };
+  if (n < rule.min || n > rule.max)
+    return { ok: false, error: `${key} must be between ${rule.min} and ${rule.max}` };
+  return { ok: true, value: n as Settings[K] };
+}
+
+/** Settings from a URL query (unknown or bad values fall back to the defaults, with the reasons). */
+export function settingsFromQuery(query: string): { settings: Settings; errors: string[] } {
+  const params = new URLSearchParams(query);
+  const settings: Settings = { ...DEFAULT_SETTINGS };
+  const errors: string[] = [];
+  for (const key of Object.keys(SETTING_RULES) as (keyof Settings)[]) {
+    const text = params.get(key);
+    if (text === null) continue;
+    const r = parseSetting(key, text);
+    if (r.ok) (settings as unknown as Record<string, unknown>)[key] = r.value;
+    else errors.push(r.error);
+  }
+  return { settings, errors };
+}
+
+/** The query that restores these settings (defaults omitted), other parameters kept. */
+export function settingsToQuery(settings: Settings, query = ""): string {
+  const params = new URLSearchParams(query);
+  for (const key of Object.keys(SETTING_RULES) as (keyof Settings)[]) {
+    if (settings[key] === DEFAULT_SETTINGS[key]) params.delete(key);
+    else params.set(key, String(settings[key]));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+/** One action token as the episode player shows it. */
+export interface TokenView {
+  text: string;
+  logprob: number;
+}
+
+export interface TurnView {
+  action: string;
+  tokens: TokenView[];
+  observation: string;
+  /** Context start of this turn (turns before it were dropped by the context rule). */
+  start: number;
+  /** The apps' state changes so far (after this turn's action), described. */
+  changes: string[];
+}
+
+export interface TrajectoryView {
+  index: number;
+  taskId: string;
+  instruction: string;
+  prompt: string;
+  reward: number;
+  success: boolean;
+  advantage: number;
+  baseline: number;
+  kept: boolean;
+  turns: TurnView[];
+  tests: TestResult[];
+}
+
+export interface GroupView {
+  taskId: string;
+  rewards: number[];
+  baselines: number[];
+  advantages: number[];
+  kept: boolean[];
+  /** Indexes into the iteration's trajectories. */
+  members: number[];
+}
+
+export type Phase = "loading" | "ready" | "running" | "paused" | "error";
+
+export type WorkerEvent =
+  | { type: "status"; phase: Phase; message: string }
+  | { type: "backend"; info: BackendInfo; params: number; preset: Preset }
+  | { type: "iteration-start"; iteration: number; tasks: string[] }
+  | { type: "rollouts"; iteration: number; groups: GroupView[]; trajectories: TrajectoryView[] }
+  | {
+      type: "minibatch";
+      iteration: number;
+      index: number;
+      count: number;
+      epoch: number;
+      loss: number;
+    }
+  | { type: "iteration"; metrics: IterationMetrics }
+  | { type: "eval"; iteration: number; result: EvalResult }
+  | { type: "warning"; message: string };
+
+export interface CheckpointInfo {
+  key: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** What the worker exposes (every method is async across the boundary). */
+export interface TrainingApi {
+  subscribe(listener: (events: WorkerEvent[]) => void): void;
+  /** (Re)builds the model and trainer from settings; resolves when ready. */
+  reset(settings: Settings): Promise<void>;
+  play(): Promise<void>;
+  pause(): Promise<void>;
+  /** Runs exactly one iteration (pausing after it). */
+  step(): Promise<void>;
+  /** Changes settings that apply on the fly (lr, speed); others need a reset. */
+  update(settings: Settings): Promise<void>;
+  saveCheckpoint(key: string): Promise<CheckpointInfo>;
+  listCheckpoints(): Promise<CheckpointInfo[]>;
+  loadCheckpoint(key: string): Promise<CheckpointInfo>;
+  /** The current weights as one file (LOOPCKPT). */
+  exportCheckpoint(): Promise<Uint8Array>;
+  /** Loads weights from a file; a bad file is refused and the model is unchanged. */
+  importCheckpoint(bytes: Uint8Array): Promise<CheckpointInfo>;
+}
