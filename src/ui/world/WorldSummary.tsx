@@ -13,21 +13,24 @@ export function WorldSummary() {
   const fingerprint = useMemo(() => worldFingerprint(1), []);
   const apiCount = APPS.reduce((n, a) => n + a.apis.length, 0);
   return (
-    <section data-testid="world-summary">
-      <h2>The world</h2>
+    <section className="wp-card wp-summary" data-testid="world-summary">
+      <header className="wp-card-head">
+        <h2>The world</h2>
+        <span className="wp-muted">
+          seed 1 fingerprint <code data-testid="world-fingerprint">{fingerprint}</code>
+        </span>
+      </header>
       <p data-testid="world-apps">
         {APPS.length} apps, {apiCount} APIs: {APPS.map((a) => a.name).join(", ")}
       </p>
-      <ul>
+      <ul className="wp-splits">
         {counts.map((c) => (
           <li key={c.split} data-testid={`split-${c.split}`}>
             {c.split}: {c.tasks} tasks
           </li>
         ))}
+        <li>{TEMPLATES.length} templates</li>
       </ul>
-      <p>
-        World of seed 1, fingerprint <code data-testid="world-fingerprint">{fingerprint}</code>
-      </p>
     </section>
   );
 }
