@@ -41,7 +41,15 @@ describe("sampling and scoring agree", () => {
     const tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 300, minCount: 2 });
     // A short context forces the context rule to drop turns.
     const model = new GPT(
-      { vocabSize: tok.size, context: 512, dModel: 16, nLayers: 1, nHeads: 2, dMlp: 32 },
+      {
+        vocabSize: tok.size,
+        context: 512,
+        dModel: 16,
+        nLayers: 1,
+        nHeads: 2,
+        dMlp: 32,
+        prevToken: 1,
+      },
       3,
     );
     const ids = listTasks("train")

@@ -28,7 +28,16 @@ const tok = Tokenizer.build([...corpus, ...corpus]);
 const otherTok = Tokenizer.build(["zebra quartz violin zebra quartz violin ;; ;; <> <>"]);
 
 function tinyConfig(over: Partial<ModelConfig> = {}): ModelConfig {
-  return { vocabSize: tok.size, context: 32, dModel: 16, nLayers: 1, nHeads: 2, dMlp: 32, ...over };
+  return {
+    vocabSize: tok.size,
+    context: 32,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    dMlp: 32,
+    prevToken: 1,
+    ...over,
+  } as ModelConfig;
 }
 
 /** Every weight's bytes, copied. */

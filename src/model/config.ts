@@ -7,6 +7,13 @@ export interface ModelConfig {
   nLayers: number;
   nHeads: number;
   dMlp: number;
+  /**
+   * 1: each token's input also gets an embedding of the token before it (a learned [vocab, d]
+   * table), so attention can match "the token after an earlier occurrence of this one" from the
+   * first layer: copying names, emails and passwords from observations (an induction head) no
+   * longer has to be learned from scratch. 0 (older checkpoints): token + position only.
+   */
+  prevToken: 0 | 1;
 }
 
 export type PresetName = "tiny" | "small" | "default";
@@ -14,11 +21,11 @@ export type PresetName = "tiny" | "small" | "default";
 /** Named sizes; vocabSize comes from the tokenizer. */
 export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
   /** For tests: a train step in well under a second on the Node cpu backend. */
-  tiny: { context: 1024, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64 },
+  tiny: { context: 1024, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64, prevToken: 1 },
   /** Quick experiments on a CPU. */
-  small: { context: 2048, dModel: 64, nLayers: 2, nHeads: 2, dMlp: 256 },
+  small: { context: 2048, dModel: 64, nLayers: 2, nHeads: 2, dMlp: 256, prevToken: 1 },
   /** The page's model: at most 2M parameters. */
-  default: { context: 2048, dModel: 128, nLayers: 4, nHeads: 4, dMlp: 512 },
+  default: { context: 2048, dModel: 128, nLayers: 4, nHeads: 4, dMlp: 512, prevToken: 1 },
 };
 
 export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
@@ -28,24 +35,23 @@ export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
   return { ...preset, vocabSize };
 }
 
+/** The size fields of a config (positive integers), in a fixed order. */
+const SIZE_KEYS = ["vocabSize", "context", "dModel", "nLayers", "nHeads", "dMlp"] as const;
+
 /** Every field of a config, in a fixed order. */
-export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [
-  "vocabSize",
-  "context",
-  "dModel",
-  "nLayers",
-  "nHeads",
-  "dMlp",
-];
+export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [...SIZE_KEYS, "prevToken"];
 
 /** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
 export function validateConfig(c: unknown): ModelConfig {
   const v = c as Partial<ModelConfig> | null;
-  for (const k of CONFIG_KEYS) {
+  for (const k of SIZE_KEYS) {
     const x = v?.[k];
     if (typeof x !== "number" || !Number.isInteger(x) || x <= 0)
       throw new Error(`model config: ${k} must be a positive integer, got ${JSON.stringify(x)}`);
   }
+  const prev = v?.prevToken ?? 0; // absent in checkpoints made before the field existed
+  if (prev !== 0 && prev !== 1)
+    throw new Error(`model config: prevToken must be 0 or 1, got ${JSON.stringify(prev)}`);
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");
@@ -56,5 +62,6 @@ export function validateConfig(c: unknown): ModelConfig {
     nLayers: cfg.nLayers,
     nHeads: cfg.nHeads,
     dMlp: cfg.dMlp,
+    prevToken: prev,
   };
 }

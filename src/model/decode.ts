@@ -59,6 +59,8 @@ function sample(logp: Float64Array, temperature: number, rng: Rng): number {
 export interface RowCache {
   kv: LayerKV[];
   length: number;
+  /** The context's last token id (the previous token of the next one, for prevToken models). */
+  last: number;
 }
 
 export function disposeCache(cache: RowCache | null | undefined): void {
@@ -123,6 +125,7 @@ export async function extendAndGenerate(
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
   const ids = new Int32Array(B * N);
+  const prev = new Int32Array(B * N);
   const pos = new Int32Array(B * N);
   const mask = new Float32Array(B * (P + N));
   rows.forEach((r, b) => {
@@ -131,6 +134,9 @@ export async function extendAndGenerate(
     for (let j = 0; j < P; j++) mask[b * (P + N) + j] = j >= P - S ? 1 : 0;
     for (let j = 0; j < N; j++) {
       ids[b * N + j] = j < pad ? PAD : (r.tokens[j - pad] as number);
+      // The token before: the cached context's last one for the first new token, <pad> at a start.
+      prev[b * N + j] =
+        j < pad ? PAD : j === pad ? (r.cache?.last ?? PAD) : (r.tokens[j - pad - 1] as number);
       pos[b * N + j] = j < pad ? 0 : S + j - pad;
       mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
     }
@@ -161,6 +167,7 @@ export async function extendAndGenerate(
         : undefined;
     const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
       positions: tf.tensor2d(pos, [B, N], "int32"),
+      prevIds: tf.tensor2d(prev, [B, N], "int32"),
       keyMask,
       ...(pastKV ? { past: pastKV } : {}),
       returnKV: true,
@@ -181,13 +188,22 @@ export async function extendAndGenerate(
             if (S === 0) return added;
             return tf.concat([t.slice([b, 0, P - S, 0], [1, H, S, hd]), added], 2) as tf.Tensor4D;
           };
-          return { kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })), length: S + n };
+          return {
+            kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })),
+            length: S + n,
+            last: rows[b]?.tokens[n - 1] as number,
+          };
         }),
       )
     : [];
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
+  // The token before each row's next input: the context's last, then each sampled one.
+  const before = new Int32Array(B);
+  rows.forEach((r, b) => {
+    before[b] = r.tokens[r.tokens.length - 1] as number;
+  });
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
@@ -211,12 +227,14 @@ export async function extendAndGenerate(
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
+          prevIds: tf.tensor2d(before.slice(), [B, 1], "int32"),
           keyMask: nextMask,
           past: kv,
           returnKV: true,
         });
         return { logits: out.logits.reshape([B, V]) as tf.Tensor2D, kv: out.kv as LayerKV[] };
       });
+      before.set(next);
       logits.dispose();
       keyMask.dispose();
       for (const l of kv) tf.dispose([l.k, l.v]);

@@ -11,6 +11,12 @@ export type LayerKV = {
 export interface ForwardOptions {
   /** Position of each token [B, T] (int32); default 0..T-1 on every row. */
   positions?: tf.Tensor2D;
+  /**
+   * The token before each token [B, T] (int32), for configs with prevToken: 1. Default: the ids
+   * shifted right by one, <pad> in column 0 (right for whole sequences; decoding with a cache or
+   * padding passes it).
+   */
+  prevIds?: tf.Tensor2D;
   /** 1 where a key may be attended, 0 for padding: [B, past + T]; default all 1. */
   keyMask?: tf.Tensor2D;
   /** Cached keys and values of earlier tokens, per layer. */
@@ -48,7 +54,8 @@ function layerNames(i: number): string[] {
 }
 
 /**
- * A decoder-only transformer (nanoGPT shape): token + learned position embeddings, pre-norm blocks
+ * A decoder-only transformer (nanoGPT shape): token + learned position embeddings (+ an embedding
+ * of the previous token, config.prevToken), pre-norm blocks
  * of causal self-attention and a GELU MLP, a final layer norm, and an output head tied to the token
  * embedding (tied: the input and output vocabularies are the same, and at this size the embedding
  * is a large share of the parameters). All matmuls are 2-D (tfjs #8721: 3-D x 2-D matMul has a
@@ -85,6 +92,7 @@ export class GPT {
     const residStd = 0.02 / Math.sqrt(2 * L);
     add("wte", normal([V, d], 0.02));
     add("wpe", normal([C, d], 0.01));
+    if (config.prevToken) add("wprev", normal([V, d], 0.02));
     for (let i = 0; i < L; i++) {
       add(`h${i}.ln1.g`, tf.ones([d]));
       add(`h${i}.ln1.b`, tf.zeros([d]));
@@ -104,6 +112,7 @@ export class GPT {
     this.order = [
       "wte",
       "wpe",
+      ...(config.prevToken ? ["wprev"] : []),
       ...Array.from({ length: L }, (_, i) => layerNames(i)).flat(),
       "lnf.g",
       "lnf.b",
@@ -166,6 +175,19 @@ export class GPT {
     let x = this.embed(this.w("wte") as tf.Tensor2D, ids.reshape([B * T]) as tf.Tensor1D, V).add(
       this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
     ) as tf.Tensor2D;
+    if (this.config.prevToken) {
+      const prev =
+        opts.prevIds ??
+        (T > 1
+          ? (tf.concat(
+              [tf.zeros([B, 1], "int32"), ids.slice([0, 0], [B, T - 1])],
+              1,
+            ) as tf.Tensor2D)
+          : (tf.zeros([B, 1], "int32") as tf.Tensor2D));
+      x = x.add(
+        this.embed(this.w("wprev") as tf.Tensor2D, prev.reshape([B * T]) as tf.Tensor1D, V),
+      );
+    }
     // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
     const causal = tf.linalg
       .bandPart(tf.ones([T, S]), -1, pastLen)

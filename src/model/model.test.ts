@@ -2,7 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../env/rng";
 import { presetConfig } from "./config";
-import { generate } from "./decode";
+import { disposeCache, extendAndGenerate, generate } from "./decode";
 import { GPT } from "./gpt";
 import { scoreSequences } from "./score";
 
@@ -53,6 +53,52 @@ describe("GPT", () => {
     });
     expect(worst).toBeLessThan(1e-4);
     model.dispose();
+  });
+
+  it("a cache carried across turns gives the full pass's log-probs (previous-token embedding too)", async () => {
+    for (const prevToken of [1, 0] as const) {
+      const model = new GPT({ ...config, prevToken }, 4);
+      const rng = new Rng(8);
+      const contexts = randomContexts(rng, [5, 30, 12]);
+      const opts = { temperature: 1, maxTokens: 6, rng: new Rng(3), stopToken: -1 };
+      const t1 = await extendAndGenerate(
+        model,
+        contexts.map((tokens) => ({ cache: null, tokens })),
+        opts,
+        true,
+      );
+      // The next turn: the sampled action and an observation of a different length per row.
+      const obs = randomContexts(rng, [7, 2, 19]);
+      const fresh = contexts.map((_, b) => [
+        ...(t1.tokens[b] as number[]),
+        ...(obs[b] as number[]),
+      ]);
+      const t2 = await extendAndGenerate(
+        model,
+        t1.caches.map((cache, b) => ({ cache, tokens: fresh[b] as number[] })),
+        opts,
+        false,
+      );
+      for (const c of t1.caches) disposeCache(c);
+      const seqs = contexts.map((c, b) => [
+        ...c,
+        ...(fresh[b] as number[]),
+        ...(t2.tokens[b] as number[]),
+      ]);
+      const full = await scoreSequences(model, seqs);
+      let worst = 0;
+      contexts.forEach((c, b) => {
+        (t1.logprobs[b] as number[]).forEach((x, t) => {
+          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[c.length + t] as number)));
+        });
+        const at = c.length + (fresh[b] as number[]).length;
+        (t2.logprobs[b] as number[]).forEach((x, t) => {
+          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[at + t] as number)));
+        });
+      });
+      expect(worst).toBeLessThan(1e-4);
+      model.dispose();
+    }
   });
 
   it("greedy decoding is deterministic and sampling follows the seed", async () => {

@@ -2,6 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { selectBackend } from "../model/backend";
 import { clipBounds, clippedPolicyLoss, imitationLoss, referenceKl, valueLoss } from "./losses";
+import { isClipped } from "./tokenStats";
 
 beforeAll(async () => {
   await selectBackend({ force: "cpu" });
@@ -209,5 +210,18 @@ describe("other token losses", () => {
       );
       expect(val(v)).toBeCloseTo(((0.125 + 0) / 2 + 0.5) / 2, 6);
     });
+  });
+});
+
+describe("isClipped (the player's clipped-or-not)", () => {
+  it("is the flat branch of min(rA, clip(r)A)", () => {
+    const b: [number, number] = [0.9, 1.1];
+    expect(isClipped(1.2, 1, b)).toBe(true); // A > 0, r above 1 + eps
+    expect(isClipped(0.8, 1, b)).toBe(false); // A > 0, r below: the unclipped branch is the min
+    expect(isClipped(0.8, -1, b)).toBe(true); // A < 0, r below 1 - eps
+    expect(isClipped(1.2, -1, b)).toBe(false);
+    expect(isClipped(1.05, 1, b)).toBe(false);
+    expect(isClipped(5, 0, b)).toBe(false);
+    expect(isClipped(5, 1, null)).toBe(false); // no clip (REINFORCE-style objectives)
   });
 });

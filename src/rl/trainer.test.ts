@@ -11,6 +11,7 @@ import { Tokenizer } from "../model/tokenizer";
 import { ALGORITHM_NAMES } from "./algorithms";
 import { trajectoryRows } from "./rows";
 import { sft } from "./sft";
+import { trajectoryTokenStats } from "./tokenStats";
 import { Trainer, type TrainerEvent, type TrainerOptions } from "./trainer";
 
 // A tiny policy, cloned briefly on the first and the last action of a few demonstrations (so that
@@ -90,11 +91,21 @@ describe("trainer", () => {
       expect(fromRows).toEqual(sampled);
       expect(rows.length).toBeGreaterThan(1); // 448 tokens of context: the rule split it
     }
+    // The player's per-token stats score the same ids: before any update every ratio is 1.
+    const stats = await trajectoryTokenStats(model, trajs, [0.5, -0.5], [0.9, 1.1], 3);
+    stats.forEach((turns, i) => {
+      expect(turns.map((x) => x.ratio.length)).toEqual(trajs[i]?.turns.map((x) => x.action.length));
+      for (const x of turns) {
+        for (const r of x.ratio) expect(Math.abs(r - 1)).toBeLessThan(1e-3);
+        for (const e of x.entropy) expect(e).toBeGreaterThan(0);
+        expect(x.clipped.every((c) => !c)).toBe(true);
+      }
+    });
     model.dispose();
   });
 
   it("emits typed events in order and keeps the tensor count flat over iterations", async () => {
-    const { t, model, events } = trainer({ evalEvery: 2, evalLimit: 2 });
+    const { t, model, events } = trainer({ evalEvery: 2, evalLimit: 2, tokenStats: true });
     await t.iterate();
     const after1 = tf.memory().numTensors;
     await t.iterate();
@@ -105,6 +116,11 @@ describe("trainer", () => {
     expect(types).toContain("minibatch");
     expect(types.filter((x) => x === "iteration")).toHaveLength(3);
     expect(types.filter((x) => x === "eval")).toHaveLength(1);
+    // Per-token stats come after the update, before the iteration's metrics.
+    expect(types.slice(types.indexOf("token-stats"), types.indexOf("token-stats") + 2)).toEqual([
+      "token-stats",
+      "iteration",
+    ]);
     const groups = events.find((e) => e.type === "rollouts");
     if (groups?.type !== "rollouts") throw new Error("no rollouts event");
     expect(groups.groups).toHaveLength(4);

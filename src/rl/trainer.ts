@@ -11,6 +11,7 @@ import { type Algorithm, type AlgorithmOverrides, getAlgorithm } from "./algorit
 import { type BehaviourStats, behaviourStats } from "./behaviour";
 import { type EvalResult, episodeText, evaluatePolicy } from "./evaluate";
 import {
+  clipBounds,
   clippedPolicyLoss,
   type Grouping,
   imitationLoss,
@@ -19,6 +20,7 @@ import {
   valueLoss,
 } from "./losses";
 import { microBatches, type PackedRows, packRows, type TrainRow, trajectoryRows } from "./rows";
+import { type TurnTokenStats, trajectoryTokenStats } from "./tokenStats";
 
 export interface TrainerOptions {
   algo: string;
@@ -52,6 +54,8 @@ export interface TrainerOptions {
   microTokens?: number;
   /** Abort the iteration when a trajectory's |mean log-ratio| exceeds this (reference code: 20). */
   abortLogRatio?: number;
+  /** After each update, score the iteration's rollouts again for per-token ratio, entropy, clip (the page's player). */
+  tokenStats?: boolean;
 }
 
 export interface RolloutGroup {
@@ -128,6 +132,7 @@ export type TrainerEvent =
       gradNorm: number;
       applied: boolean;
     }
+  | { type: "token-stats"; iteration: number; stats: TurnTokenStats[][] }
   | { type: "iteration"; metrics: IterationMetrics }
   | { type: "eval"; iteration: number; result: EvalResult }
   | { type: "checkpoint"; iteration: number; where: string }
@@ -190,6 +195,7 @@ export class Trainer {
       rolloutBatch: options.rolloutBatch ?? 16,
       microTokens: options.microTokens ?? 8192,
       abortLogRatio: options.abortLogRatio ?? 20,
+      tokenStats: options.tokenStats ?? false,
     };
     if (!(Number.isInteger(options.k) && options.k >= 2))
       throw new Error("k must be an integer >= 2");
@@ -507,6 +513,11 @@ export class Trainer {
       numTensors: memory.numTensors,
       behaviour: behaviourStats(trajectories.map(episodeText)),
     };
+    if (this.options.tokenStats) {
+      const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;
+      const tokenStats = await trajectoryTokenStats(this.model, trajectories, advantages, bounds);
+      this.emit({ type: "token-stats", iteration: it, stats: tokenStats });
+    }
     this.emit({ type: "iteration", metrics });
     if (this.options.evalEvery > 0 && it % this.options.evalEvery === 0) await this.evaluate();
     return metrics;

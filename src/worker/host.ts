@@ -176,6 +176,7 @@ export class TrainingHost implements TrainingApi {
       maxActionTokens: tiny ? 16 : 0,
       rolloutBatch: 16,
       microTokens: 4096,
+      tokenStats: true,
     });
     trainer.on((e) => this.forward(e));
     return trainer;
@@ -221,6 +222,9 @@ export class TrainingHost implements TrainingApi {
           epoch: e.epoch,
           loss: e.loss,
         });
+        return;
+      case "token-stats":
+        this.emit(e);
         return;
       case "iteration":
         this.emit({ type: "iteration", metrics: e.metrics });

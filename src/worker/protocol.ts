@@ -6,6 +6,7 @@ import type { TestResult } from "../env";
 import type { BackendInfo, BackendName } from "../model/backend";
 import { ALGORITHM_NAMES } from "../rl/algorithms";
 import type { EvalResult } from "../rl/evaluate";
+import type { TurnTokenStats } from "../rl/tokenStats";
 import type { IterationMetrics } from "../rl/trainer";
 
 export type Preset = "base" | "tiny";
@@ -177,6 +178,8 @@ export type WorkerEvent =
       epoch: number;
       loss: number;
     }
+  /** Per action token of every rollout, after the iteration's update (trajectory, turn, token). */
+  | { type: "token-stats"; iteration: number; stats: TurnTokenStats[][] }
   | { type: "iteration"; metrics: IterationMetrics }
   | { type: "eval"; iteration: number; result: EvalResult }
   | { type: "warning"; message: string };

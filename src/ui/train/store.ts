@@ -2,6 +2,7 @@
 import { create } from "zustand";
 import type { BackendInfo } from "../../model/backend";
 import type { EvalResult } from "../../rl/evaluate";
+import type { TurnTokenStats } from "../../rl/tokenStats";
 import type { IterationMetrics } from "../../rl/trainer";
 import {
   type GroupView,
@@ -14,7 +15,7 @@ import {
 } from "../../worker/protocol";
 import { RUN_FORMAT, type RunRecord } from "./runs";
 
-export type Colouring = "logprob" | "advantage";
+export type Colouring = "logprob" | "advantage" | "ratio" | "clipped" | "entropy";
 
 export interface TrainState {
   settings: Settings;
@@ -31,6 +32,8 @@ export interface TrainState {
   rolloutIteration: number;
   groups: GroupView[];
   trajectories: TrajectoryView[];
+  /** Ratio, entropy and clip per action token of this iteration's rollouts, after its update. */
+  tokenStats: { iteration: number; stats: TurnTokenStats[][] } | null;
   group: number;
   trajectory: number;
   turn: number;
@@ -75,6 +78,7 @@ export const useTrain = create<TrainState>((set) => ({
   rolloutIteration: 0,
   groups: [],
   trajectories: [],
+  tokenStats: null,
   group: 0,
   trajectory: 0,
   turn: 0,
@@ -110,6 +114,9 @@ export const useTrain = create<TrainState>((set) => ({
             next.turn = 0;
             run = { ...run, samples: e.trajectories.slice(0, 8) };
             break;
+          case "token-stats":
+            next.tokenStats = { iteration: e.iteration, stats: e.stats };
+            break;
           case "minibatch":
             next.minibatch = { index: e.index, count: e.count, epoch: e.epoch };
             break;
@@ -137,6 +144,7 @@ export const useTrain = create<TrainState>((set) => ({
       evals: [],
       groups: [],
       trajectories: [],
+      tokenStats: null,
       started: 0,
       done: 0,
       minibatch: null,
