@@ -74,6 +74,11 @@ test("step runs exactly one iteration; a rollout's turns step with the arrow key
   await expect(page.getByTestId("episode-tests")).toBeVisible();
   await page.keyboard.press("ArrowLeft");
   await expect(page.getByTestId("turn-index")).toHaveText(`turn 1 / ${total}`);
+  // Colour the action by the ratio after the update: every token tells its ratio and entropy.
+  await page.getByTestId("colour-select").selectOption("ratio");
+  await expect(page.getByTestId("colour-legend")).toContainText("after this iteration's update");
+  const first = page.getByTestId("action-tokens").locator(".tok").first();
+  await expect(first).toHaveAttribute("title", /ratio = \d+\.\d{3}.*entropy = \d+\.\d{2} nats/);
   await page.screenshot({ path: "test-results/episode.png", fullPage: true });
 });
 

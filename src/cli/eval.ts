@@ -1,8 +1,10 @@
 /**
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
- *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--backend wasm|cpu] [--json]
- * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0).
+ *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
+ *                   [--backend wasm|cpu] [--json]
+ * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
+ * --show N also prints the first N episodes (actions, observations, failed tests).
  */
 import { parseArgs } from "node:util";
 import { SPLITS, type Split } from "../env";
@@ -19,6 +21,7 @@ const { values: v } = parseArgs({
     temperature: { type: "string", default: "1" },
     seed: { type: "string", default: "0" },
     limit: { type: "string", default: "0" },
+    show: { type: "string", default: "0" },
     "batch-size": { type: "string", default: "8" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
@@ -38,13 +41,26 @@ async function main(): Promise<void> {
   if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
   await selectBackend({ force: v.backend as BackendName });
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
-  const { result } = await evaluatePolicy(model, tokenizer, split, {
+  const show = Number(v.show);
+  if (!Number.isInteger(show) || show < 0)
+    throw new Error("--show must be 0 or a positive integer");
+  const { result, trajectories } = await evaluatePolicy(model, tokenizer, split, {
     temperature,
     seed,
     samples,
     limit,
     batchSize: Number(v["batch-size"]),
   });
+  for (const t of trajectories.slice(0, v.json ? 0 : show)) {
+    const cut = (x: string) => (x.length > 300 ? `${x.slice(0, 300)}…` : x);
+    console.log(`\n## ${t.taskId}: reward ${t.evaluation.reward.toFixed(2)}`);
+    t.actions.forEach((a, i) => {
+      console.log(`> ${a}`);
+      console.log(`  ${cut(t.observations[i] ?? "").replace(/\n/g, "\n  ")}`);
+    });
+    for (const x of t.evaluation.tests.filter((x) => !x.passed))
+      console.log(`  ✗ ${x.name}${x.message ? `: ${x.message}` : ""}`);
+  }
   const summary = { checkpoint: v.checkpoint, ...result, seconds: Math.round(result.seconds) };
   if (v.json) console.log(JSON.stringify(summary));
   else {
