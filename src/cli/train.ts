@@ -1,7 +1,7 @@
 /**
  * Trains a policy with LOOP (or a baseline) from a checkpoint, headless:
  *   npm run train -- --algo <name> --iterations N --seed S [--tasks T --k K --lr LR --eval-every E]
- *                    --checkpoint PATH --out DIR [--json]
+ *                    --checkpoint PATH --out DIR [--final-eval test_normal,test_challenge] [--json]
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
@@ -15,7 +15,7 @@ import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
-import type { EvalResult } from "../rl/evaluate";
+import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
 
 const { values: v } = parseArgs({
@@ -38,6 +38,7 @@ const { values: v } = parseArgs({
     "eval-temperature": { type: "string", default: "0" },
     "max-turns": { type: "string", default: "0" },
     "save-every": { type: "string", default: "0" },
+    "final-eval": { type: "string", default: "" },
     checkpoint: { type: "string", default: "public/checkpoints/base" },
     out: { type: "string" },
     backend: { type: "string", default: "wasm" },
@@ -80,6 +81,14 @@ async function main(): Promise<void> {
   const log = (msg: string) => {
     if (!v.json) console.log(msg);
   };
+  const finalSplits = (v["final-eval"] as string)
+    .split(",")
+    .filter(Boolean)
+    .map((x) => {
+      if (!(SPLITS as readonly string[]).includes(x))
+        throw new Error(`--final-eval: '${x}' is not a split (${SPLITS.join(", ")})`);
+      return x as Split;
+    });
   const backend = await selectBackend({ force: v.backend as BackendName });
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
   const trainer = new Trainer(model, tokenizer, {
@@ -190,6 +199,30 @@ async function main(): Promise<void> {
     await save("best");
   }
   await save("final");
+  // The final weights on more splits (greedy, every task), e.g. --final-eval test_normal,test_challenge.
+  const finalEvals: Record<string, { tgc: number; sgc: number; reward: number; tasks: number }> =
+    {};
+  for (const split of finalSplits) {
+    const { result } = await evaluatePolicy(model, tokenizer, split, {
+      temperature: trainer.options.evalTemperature,
+      seed: 0,
+      batchSize: trainer.options.rolloutBatch,
+      ...(trainer.options.maxTurns ? { maxTurns: trainer.options.maxTurns } : {}),
+    });
+    appendFileSync(
+      join(out, "evals.jsonl"),
+      `${JSON.stringify({ iteration: trainer.iteration, final: true, ...result })}\n`,
+    );
+    finalEvals[split] = {
+      tgc: result.tgc,
+      sgc: result.sgc,
+      reward: result.reward,
+      tasks: result.tasks,
+    };
+    log(
+      `final ${split}: TGC ${(100 * result.tgc).toFixed(1)}% SGC ${(100 * result.sgc).toFixed(1)}% reward ${result.reward.toFixed(3)}`,
+    );
+  }
   const summary = {
     algo: trainer.algorithm.name,
     iterations: trainer.iteration,
@@ -202,6 +235,7 @@ async function main(): Promise<void> {
     final_dev_sgc: final?.sgc ?? null,
     baseline_dev_reward: baseline?.reward ?? null,
     final_dev_reward: final?.reward ?? null,
+    final_eval: finalEvals,
     out,
   };
   await writeFile(join(out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
