@@ -122,3 +122,31 @@ test("a run survives a reload (IndexedDB), exports and imports; a bad file is re
   await expect(page.getByTestId("runs-message")).toContainText("Imported");
   await expect(page.getByTestId("run-item")).toHaveCount(3);
 });
+
+test("checkpoints save to the browser and load back; a download uploads back; a bad file is refused", async ({
+  page,
+}, info) => {
+  await page.goto(QUICK);
+  await ready(page);
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await page.getByTestId("checkpoint-save").click();
+  await expect(page.getByTestId("runs-message")).toContainText("Saved checkpoint loop-seed0-iter1");
+  await expect(page.getByTestId("checkpoint-list")).toHaveValue("loop-seed0-iter1");
+  await page.getByTestId("checkpoint-load").click();
+  await expect(page.getByTestId("runs-message")).toHaveText("Loaded checkpoint loop-seed0-iter1");
+  const download = page.waitForEvent("download");
+  await page.getByTestId("checkpoint-download").click();
+  const file = info.outputPath("model.ckpt");
+  await (await download).saveAs(file);
+  const bad = info.outputPath("bad.ckpt");
+  const bytes = readFileSync(file);
+  writeFileSync(bad, bytes.subarray(0, Math.floor(bytes.length / 2)));
+  await page.getByTestId("checkpoint-upload").setInputFiles(bad);
+  await expect(page.getByTestId("runs-message")).toContainText("Refused bad.ckpt");
+  await page.getByTestId("checkpoint-upload").setInputFiles(file);
+  await expect(page.getByTestId("runs-message")).toHaveText("Loaded model.ckpt");
+  // The model still trains after the refused file and the loads.
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(2);
+});
