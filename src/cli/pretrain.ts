@@ -5,7 +5,8 @@
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
- * so for a reproducible run give --max-steps instead.
+ * so for a reproducible run give --max-steps instead. The defaults are the shipped checkpoint's
+ * recipe (`npm run pretrain -- --seed 0 --out DIR`: 804 steps); --max-steps 0 runs every epoch.
  * Writes DIR/manifest.json + DIR/weights.bin (and DIR/sft.jsonl, the loss curve).
  */
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
@@ -28,13 +29,14 @@ const { values: v } = parseArgs({
     out: { type: "string", default: "public/checkpoints/base" },
     preset: { type: "string", default: "small" },
     "demo-seeds": { type: "string", default: "6" },
-    epochs: { type: "string", default: "3" },
-    lr: { type: "string", default: "0.002" },
-    "batch-tokens": { type: "string", default: "8192" },
+    epochs: { type: "string", default: "6" },
+    lr: { type: "string", default: "0.003" },
+    "batch-tokens": { type: "string", default: "4096" },
     "max-words": { type: "string", default: "700" },
     minutes: { type: "string", default: "0" },
     "save-every": { type: "string", default: "50" },
-    "max-steps": { type: "string", default: "0" },
+    // The shipped checkpoint's recipe: these defaults, --seed 0, 804 steps (80 minutes here).
+    "max-steps": { type: "string", default: "804" },
     init: { type: "string" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
