@@ -13,6 +13,14 @@ async function iteration(page: Page): Promise<number> {
   return Number(await page.getByTestId("iteration").textContent());
 }
 
+/** Opens the quick page and steps exactly one iteration. */
+async function stepOnce(page: Page) {
+  await page.goto(QUICK);
+  await ready(page);
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+}
+
 test.describe.configure({ timeout: 240_000 });
 
 test("the backend badge reports WebGPU on its adapter by default", async ({ page }) => {
@@ -54,10 +62,7 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
 test("step runs exactly one iteration; a rollout's turns step with the arrow keys", async ({
   page,
 }) => {
-  await page.goto(QUICK);
-  await ready(page);
-  await page.getByTestId("train-step").click();
-  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await stepOnce(page);
   await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
   await page.waitForTimeout(1500);
   expect(await iteration(page)).toBe(1);
@@ -96,10 +101,7 @@ test("settings survive a reload through the URL", async ({ page }) => {
 test("a run survives a reload (IndexedDB), exports and imports; a bad file is refused", async ({
   page,
 }, info) => {
-  await page.goto(QUICK);
-  await ready(page);
-  await page.getByTestId("train-step").click();
-  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await stepOnce(page);
   await expect(page.getByTestId("run-item")).toHaveCount(1);
   await page.reload();
   await ready(page);
@@ -126,10 +128,7 @@ test("a run survives a reload (IndexedDB), exports and imports; a bad file is re
 test("checkpoints save to the browser and load back; a download uploads back; a bad file is refused", async ({
   page,
 }, info) => {
-  await page.goto(QUICK);
-  await ready(page);
-  await page.getByTestId("train-step").click();
-  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await stepOnce(page);
   await page.getByTestId("checkpoint-save").click();
   await expect(page.getByTestId("runs-message")).toContainText("Saved checkpoint loop-seed0-iter1");
   await expect(page.getByTestId("checkpoint-list")).toHaveValue("loop-seed0-iter1");

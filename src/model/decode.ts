@@ -121,6 +121,8 @@ export async function extendAndGenerate(
       );
     if (r.cache && r.cache.kv.length !== L) throw new Error("a cache from another model");
   });
+  // Each row's context's last token: the previous token of its first sampled one.
+  const lastTokens = rows.map((r) => r.tokens[r.tokens.length - 1] as number);
   const maxPast = Math.max(...past);
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
@@ -191,7 +193,7 @@ export async function extendAndGenerate(
           return {
             kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })),
             length: S + n,
-            last: rows[b]?.tokens[n - 1] as number,
+            last: lastTokens[b] as number,
           };
         }),
       )
@@ -200,10 +202,7 @@ export async function extendAndGenerate(
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
   // The token before each row's next input: the context's last, then each sampled one.
-  const before = new Int32Array(B);
-  rows.forEach((r, b) => {
-    before[b] = r.tokens[r.tokens.length - 1] as number;
-  });
+  const before = Int32Array.from(lastTokens);
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;

@@ -176,14 +176,15 @@ export class GPT {
       this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
     ) as tf.Tensor2D;
     if (this.config.prevToken) {
+      // Default: shifted right by one; tf.pad fills 0, the <pad> id.
       const prev =
         opts.prevIds ??
-        (T > 1
-          ? (tf.concat(
-              [tf.zeros([B, 1], "int32"), ids.slice([0, 0], [B, T - 1])],
-              1,
-            ) as tf.Tensor2D)
-          : (tf.zeros([B, 1], "int32") as tf.Tensor2D));
+        (tf
+          .pad(ids, [
+            [0, 0],
+            [1, 0],
+          ])
+          .slice([0, 0], [B, T]) as tf.Tensor2D);
       x = x.add(
         this.embed(this.w("wprev") as tf.Tensor2D, prev.reshape([B * T]) as tf.Tensor1D, V),
       );

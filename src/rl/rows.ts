@@ -17,6 +17,8 @@ export interface TrainRow {
   turnOf: number[];
   /** Sampling log-prob of each masked-in token (0 elsewhere). */
   sampleLogp: number[];
+  /** Index of each masked-in token within its turn's action, -1 elsewhere. */
+  indexInTurn: number[];
 }
 
 /** The rows of one trajectory; throws if its recorded context starts disagree with the rule. */
@@ -35,14 +37,23 @@ export function trajectoryRows(t: Trajectory, index: number, context: number): T
   });
   return segments(t.prompt, t.turns, budget).map((seg) => {
     const sampleLogp = new Array<number>(seg.tokens.length).fill(0);
+    const indexInTurn = new Array<number>(seg.tokens.length).fill(-1);
     const seen = new Map<number, number>();
     seg.turnOf.forEach((turn, k) => {
       if (turn < 0) return;
       const n = seen.get(turn) ?? 0;
       sampleLogp[k] = t.logprobs[turn]?.[n] ?? 0;
+      indexInTurn[k] = n;
       seen.set(turn, n + 1);
     });
-    return { traj: index, tokens: seg.tokens, mask: seg.agentMask, turnOf: seg.turnOf, sampleLogp };
+    return {
+      traj: index,
+      tokens: seg.tokens,
+      mask: seg.agentMask,
+      turnOf: seg.turnOf,
+      sampleLogp,
+      indexInTurn,
+    };
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Trajectory } from "../agent/modelRollout";
 import type { GPT } from "../model/gpt";
 import { scoreSequences } from "../model/score";
-import { trajectoryRows } from "./rows";
+import { microBatches, trajectoryRows } from "./rows";
 
 /** Per action token of one turn, after an update: what the episode player colours by. */
 export interface TurnTokenStats {
@@ -29,14 +29,15 @@ export function isClipped(
 /**
  * Scores the very token ids each trajectory sampled (same context rule as training) with the
  * current weights, and returns per turn, per action token, the ratio to the sampling log-prob,
- * the entropy and whether the clip is active. Rows are scored a few at a time (bounded memory).
+ * the entropy and whether the clip is active. Rows are scored in micro-batches of at most
+ * `microTokens` padded tokens (the trainer's bound on memory).
  */
 export async function trajectoryTokenStats(
   model: GPT,
   trajectories: readonly Trajectory[],
   advantages: readonly number[],
   bounds: [number, number] | null,
-  rowsPerBatch = 8,
+  microTokens: number,
 ): Promise<TurnTokenStats[][]> {
   const context = model.config.context;
   const out: TurnTokenStats[][] = trajectories.map((t) =>
@@ -46,9 +47,8 @@ export async function trajectoryTokenStats(
       clipped: new Array<boolean>(turn.action.length).fill(false),
     })),
   );
-  const rows = trajectories.flatMap((t, i) => trajectoryRows(t, i, context));
-  for (let r0 = 0; r0 < rows.length; r0 += rowsPerBatch) {
-    const batch = rows.slice(r0, r0 + rowsPerBatch);
+  const rows = trajectories.map((t, i) => trajectoryRows(t, i, context));
+  for (const batch of microBatches(rows, context, microTokens)) {
     const scores = await scoreSequences(
       model,
       batch.map((r) => r.tokens),
@@ -56,14 +56,11 @@ export async function trajectoryTokenStats(
     batch.forEach((row, b) => {
       const lp = scores.logprobs[b] as Float32Array;
       const en = scores.entropies[b] as Float32Array;
-      const seen = new Map<number, number>();
       const adv = advantages[row.traj] ?? 0;
       row.turnOf.forEach((turn, k) => {
-        if (turn < 0 || row.mask[k] !== 1) return;
-        const n = seen.get(turn) ?? 0;
-        seen.set(turn, n + 1);
+        const n = row.indexInTurn[k] as number;
         const stats = out[row.traj]?.[turn];
-        if (!stats || n >= stats.ratio.length) return;
+        if (turn < 0 || row.mask[k] !== 1 || !stats || n >= stats.ratio.length) return;
         const ratio = Math.exp((lp[k] as number) - (row.sampleLogp[k] as number));
         stats.ratio[n] = ratio;
         // entropies[k] is the entropy of the distribution token k was drawn from.

@@ -92,7 +92,7 @@ describe("trainer", () => {
       expect(rows.length).toBeGreaterThan(1); // 448 tokens of context: the rule split it
     }
     // The player's per-token stats score the same ids: before any update every ratio is 1.
-    const stats = await trajectoryTokenStats(model, trajs, [0.5, -0.5], [0.9, 1.1], 3);
+    const stats = await trajectoryTokenStats(model, trajs, [0.5, -0.5], [0.9, 1.1], 1024);
     stats.forEach((turns, i) => {
       expect(turns.map((x) => x.ratio.length)).toEqual(trajs[i]?.turns.map((x) => x.action.length));
       for (const x of turns) {

@@ -515,7 +515,13 @@ export class Trainer {
     };
     if (this.options.tokenStats) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;
-      const tokenStats = await trajectoryTokenStats(this.model, trajectories, advantages, bounds);
+      const tokenStats = await trajectoryTokenStats(
+        this.model,
+        trajectories,
+        advantages,
+        bounds,
+        this.options.microTokens,
+      );
       this.emit({ type: "token-stats", iteration: it, stats: tokenStats });
     }
     this.emit({ type: "iteration", metrics });
