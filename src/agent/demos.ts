@@ -1,4 +1,4 @@
-import { createEpisode, type Split, tasksOf } from "../env";
+import { createEpisode, type Split, type Task, tasksOf } from "../env";
 import type { Tokenizer } from "../model/tokenizer";
 import { createDemonstrator } from "./demonstrator";
 import { runEpisode } from "./run";
@@ -15,15 +15,16 @@ export interface EpisodeText {
   success: boolean;
 }
 
-/** Demonstrator episodes over a split, one per task per seed. */
+/** Demonstrator episodes over a split (or a list of tasks), one per task per seed. */
 export function collectDemonstrations(
-  split: Split,
+  split: Split | readonly Task[],
   seeds: readonly number[],
   flaws?: Partial<Flaws>,
 ): EpisodeText[] {
+  const tasks = typeof split === "string" ? tasksOf(split) : split;
   const out: EpisodeText[] = [];
   for (const seed of seeds)
-    for (const task of tasksOf(split)) {
+    for (const task of tasks) {
       const ep = createEpisode(task.id);
       const run = runEpisode(ep, createDemonstrator(task, seed, flaws));
       out.push({

@@ -1,6 +1,6 @@
 /**
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
- *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--demo-seeds N]
+ *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored).
@@ -13,8 +13,8 @@ import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
-import { contextBudget, segments } from "../agent/transcript";
-import { APPS, formatApiDoc } from "../env";
+import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
+import { APPS, formatApiDoc, tasksOf, trainWorldTasks } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
@@ -28,7 +28,8 @@ const { values: v } = parseArgs({
     seed: { type: "string", default: "0" },
     out: { type: "string", default: "public/checkpoints/base" },
     preset: { type: "string", default: "small" },
-    "demo-seeds": { type: "string", default: "6" },
+    "demo-seeds": { type: "string", default: "1" },
+    worlds: { type: "string", default: "36" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
@@ -65,7 +66,9 @@ async function main(): Promise<void> {
     { length: num("demo-seeds", v["demo-seeds"]) },
     (_, i) => seed * 1000 + i,
   );
-  const demos = collectDemonstrations("train", demoSeeds);
+  // The train split's tasks plus its scenarios re-instantiated on `--worlds` fresh worlds.
+  const worlds = num("worlds", v.worlds);
+  const demos = collectDemonstrations([...tasksOf("train"), ...trainWorldTasks(worlds)], demoSeeds);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init = v.init ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
   const tok =
@@ -76,10 +79,18 @@ async function main(): Promise<void> {
     });
   const model = init?.model ?? new GPT(presetConfig(preset, tok.size), seed);
   const config = model.config;
+  // An action longer than the per-turn cap is one the policy could never sample: such episodes
+  // (a few long notes and messages) are left out.
+  let skipped = 0;
   const segs = demos.flatMap((d) => {
     const t = tokenizeEpisode(tok, d);
+    if (t.turns.some((x) => x.action.length > MAX_ACTION_TOKENS)) {
+      skipped++;
+      return [];
+    }
     return segments(t.prompt, t.turns, contextBudget(config.context));
   });
+  if (skipped) log(`left out ${skipped} episodes with an action over ${MAX_ACTION_TOKENS} tokens`);
   const tokens = segs.reduce((s, x) => s + x.tokens.length, 0);
   log(
     `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens; vocabulary ${tok.size}; ${model.paramCount()} parameters`,

@@ -29,7 +29,15 @@ export { formatAction, type ParsedCall, parseAction } from "./parser";
 export { ERROR_PREFIX, observationBody } from "./prompt";
 export type { Act, Actor } from "./tasks/actor";
 export { ScriptError } from "./tasks/actor";
-export { findTask, scenarioPlan, tasksOf, templateOf, VARIANTS } from "./tasks/catalog";
+export {
+  findTask,
+  MAX_TRAIN_WORLDS,
+  scenarioPlan,
+  tasksOf,
+  templateOf,
+  trainWorldTasks,
+  VARIANTS,
+} from "./tasks/catalog";
 export { TEMPLATES } from "./tasks/templates";
 export {
   type Script,

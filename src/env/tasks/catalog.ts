@@ -83,12 +83,56 @@ export function templateOf(task: TaskInfo): TaskTemplate {
   return t;
 }
 
-/** The task with this id, or undefined. */
-export function findTask(id: string): Task | undefined {
-  const m = /^(.+)\.(train|dev|test_normal|test_challenge)\d+\.\d+$/.exec(id);
-  if (!m) return undefined;
-  return tasksOf(m[2] as Split).find((t) => t.id === id);
+/**
+ * More training data from the train split alone: the train scenarios' templates instantiated again
+ * on fresh worlds (`<template>.train<w>`, w = 1..worlds; the split's own tasks are w = 0). New
+ * people, passwords, amounts and access tokens in each world, so a policy cloned from them has to
+ * copy values from its observations instead of memorizing the 28 train worlds. The scenario ids
+ * never collide with dev or test ones (those are `.dev0`, `.test_normal0`, ...), and their worlds
+ * are seeded from the id like every other scenario's.
+ */
+export function trainWorldTasks(worlds: number): Task[] {
+  if (!Number.isInteger(worlds) || worlds < 0)
+    throw new Error(`worlds must be a non-negative integer, got ${worlds}`);
+  const out: Task[] = [];
+  for (let w = 1; w <= worlds; w++)
+    for (const s of scenarioPlan(TEMPLATES).filter((x) => x.split === "train"))
+      out.push(...scenarioTasks(s.template, w));
+  return out;
 }
+
+const extraScenarios = new Map<string, Task[]>();
+
+/** A re-seeded train scenario's tasks (built once, then cached). */
+function scenarioTasks(template: TaskTemplate, index: number): Task[] {
+  const key = `${template.id}.train${index}`;
+  let tasks = extraScenarios.get(key);
+  if (!tasks) {
+    tasks = buildScenario(template, "train", index);
+    extraScenarios.set(key, tasks);
+  }
+  return tasks;
+}
+
+/** The task with this id (the splits' tasks and re-seeded train worlds), or undefined. */
+export function findTask(id: string): Task | undefined {
+  const m = /^(.+)\.(train|dev|test_normal|test_challenge)(\d+)\.\d+$/.exec(id);
+  if (!m) return undefined;
+  const split = m[2] as Split;
+  const index = Number(m[3]);
+  if (split === "train" && index > 0) {
+    const template = TEMPLATES.find((t) => t.id === m[1]);
+    const inTrain = scenarioPlan(TEMPLATES).some(
+      (s) => s.split === "train" && s.template.id === m[1],
+    );
+    if (!template || !inTrain || index > MAX_TRAIN_WORLDS) return undefined;
+    return scenarioTasks(template, index).find((t) => t.id === id);
+  }
+  return tasksOf(split).find((t) => t.id === id);
+}
+
+/** The most re-seeded train worlds a task id may name. */
+export const MAX_TRAIN_WORLDS = 10_000;
 
 /** The public view of a task. */
 export function taskInfo(t: Task): TaskInfo {
