@@ -23,12 +23,22 @@ async function stepOnce(page: Page) {
 
 test.describe.configure({ timeout: 240_000 });
 
-test("the backend badge reports WebGPU on its adapter by default", async ({ page }) => {
+test("on a software WebGPU adapter the badge says so and trains on wasm; webgpu can be forced", async ({
+  page,
+}) => {
+  // These machines have no GPU: Chromium's WebGPU is SwiftShader, which auto mode passes over.
   await page.goto("/?preset=tiny");
+  await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "wasm", {
+    timeout: 60_000,
+  });
+  await expect(page.getByTestId("webgpu-software")).toContainText(/swiftshader/i);
+  await page.getByTestId("backend-select").selectOption("webgpu");
   await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "webgpu", {
     timeout: 60_000,
   });
-  await expect(page.getByTestId("backend")).toContainText(/webgpu · .+/);
+  await expect(page.getByTestId("backend")).toContainText(/webgpu · .*swiftshader/i);
+  await expect(page).toHaveURL(/backend=webgpu/);
+  await expect(page.getByTestId("phase")).toHaveText("ready", { timeout: 60_000 });
 });
 
 test("LOOP trains: iterations land in the charts while the page stays responsive", async ({

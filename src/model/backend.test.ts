@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
-import { afterAll, describe, expect, it } from "vitest";
-import { selectBackend } from "./backend";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { isSoftwareAdapter, selectBackend } from "./backend";
 
 afterAll(async () => {
   await tf.setBackend("cpu");
@@ -21,5 +21,32 @@ describe("selectBackend", () => {
       /No tfjs backend could start \(webgpu: /,
     );
     expect(tf.getBackend()).toBe("cpu");
+  });
+
+  it("passes over a software WebGPU adapter (and webgl) for wasm, unless told not to", async () => {
+    const swiftshader = { info: { vendor: "google", architecture: "swiftshader" } };
+    vi.stubGlobal("navigator", { gpu: { requestAdapter: async () => swiftshader } });
+    try {
+      const info = await selectBackend();
+      expect(info.name).toBe("wasm");
+      expect(info.softwareGpu).toBe("google swiftshader");
+      expect(info.attempts[0]?.error).toMatch(/google swiftshader\) is a software fallback/);
+      expect(info.attempts[1]?.error).toMatch(/^skipped: the GPU here is emulated/);
+      // Allowed (or forced), the adapter is tried: here tfjs's webgpu then fails on the fake.
+      const allowed = await selectBackend({ allowSoftwareGpu: true });
+      expect(allowed.softwareGpu).toBeUndefined();
+      expect(allowed.attempts[0]?.error).not.toMatch(/software fallback/);
+    } finally {
+      vi.unstubAllGlobals();
+      await tf.setBackend("cpu");
+    }
+  });
+
+  it("knows a software adapter by the fallback flag or its name", () => {
+    expect(isSoftwareAdapter({ isFallbackAdapter: true }, "acme gpu")).toBe(true);
+    expect(isSoftwareAdapter({ info: { isFallbackAdapter: true } }, "acme gpu")).toBe(true);
+    expect(isSoftwareAdapter({}, "google swiftshader")).toBe(true);
+    expect(isSoftwareAdapter({}, "mesa llvmpipe")).toBe(true);
+    expect(isSoftwareAdapter({ isFallbackAdapter: false }, "nvidia ampere")).toBe(false);
   });
 });

@@ -19,6 +19,8 @@ export interface BackendInfo {
   adapter?: string;
   /** Every backend tried, in order, and why the ones before the chosen one failed. */
   attempts: BackendAttempt[];
+  /** The software WebGPU adapter passed over for a faster CPU backend, if any. */
+  softwareGpu?: string;
 }
 
 export interface SelectOptions {
@@ -29,6 +31,11 @@ export interface SelectOptions {
    * name to its URL (e.g. from Vite's `?url` imports). Node finds them in node_modules.
    */
   wasmPaths?: string | Partial<Record<WasmBinaryName, string>>;
+  /**
+   * Without force: use a software WebGPU adapter (SwiftShader) too. By default such an adapter is
+   * passed over, with webgl, for wasm: emulating a GPU on the CPU is ~20x slower than wasm here.
+   */
+  allowSoftwareGpu?: boolean;
 }
 
 export type WasmBinaryName =
@@ -36,39 +43,70 @@ export type WasmBinaryName =
   | "tfjs-backend-wasm-simd.wasm"
   | "tfjs-backend-wasm-threaded-simd.wasm";
 
-type GpuAdapter = { info?: { vendor?: string; architecture?: string } };
+type GpuAdapter = {
+  info?: { vendor?: string; architecture?: string; isFallbackAdapter?: boolean };
+  isFallbackAdapter?: boolean;
+};
 type GpuNavigator = { gpu?: { requestAdapter(): Promise<GpuAdapter | null> } };
 
 /**
  * Probes WebGPU for an adapter before asking tfjs for it: navigator.gpu can exist while
  * requestAdapter() returns null (tfjs #8094), and then webgpu init fails.
  */
-async function probeWebGpu(): Promise<string> {
+async function probeWebGpu(): Promise<{ adapter: string; software: boolean }> {
   const nav = (globalThis as { navigator?: GpuNavigator }).navigator;
   if (!nav?.gpu) throw new Error("navigator.gpu is not available (WebGPU not supported here)");
   const adapter = await nav.gpu.requestAdapter();
   if (!adapter) throw new Error("navigator.gpu.requestAdapter() returned no adapter");
-  return (
+  const name =
     [adapter.info?.vendor, adapter.info?.architecture].filter(Boolean).join(" ") ||
-    "unknown adapter"
+    "unknown adapter";
+  return { adapter: name, software: isSoftwareAdapter(adapter, name) };
+}
+
+/** A CPU implementation of WebGPU (SwiftShader, or whatever the browser marks as fallback). */
+export function isSoftwareAdapter(
+  adapter: { isFallbackAdapter?: boolean; info?: { isFallbackAdapter?: boolean } },
+  name: string,
+): boolean {
+  return (
+    adapter.isFallbackAdapter === true ||
+    adapter.info?.isFallbackAdapter === true ||
+    /swiftshader|llvmpipe|software/i.test(name)
   );
 }
 
 /**
  * Chooses the fastest backend that works, in the order webgpu, webgl, wasm, cpu (or the forced
- * one), and reports the choice and why the others were passed over.
+ * one), and reports the choice and why the others were passed over. A software WebGPU adapter
+ * (SwiftShader: no GPU) makes it pass over webgpu and webgl for wasm unless allowSoftwareGpu.
  */
 export async function selectBackend(options: SelectOptions = {}): Promise<BackendInfo> {
   if (options.wasmPaths) setWasmPaths(options.wasmPaths);
   const order = options.force ? [options.force] : BACKEND_ORDER;
   const attempts: BackendAttempt[] = [];
+  let softwareGpu = "";
   for (const name of order) {
     try {
-      const adapter = name === "webgpu" ? await probeWebGpu() : undefined;
+      if (softwareGpu && name === "webgl")
+        throw new Error(`skipped: the GPU here is emulated in software (${softwareGpu})`);
+      const probe = name === "webgpu" ? await probeWebGpu() : undefined;
+      const adapter = probe?.adapter;
+      if (probe?.software && !options.force && !options.allowSoftwareGpu) {
+        softwareGpu = probe.adapter;
+        throw new Error(
+          `the adapter (${probe.adapter}) is a software fallback, slower than wasm on this CPU`,
+        );
+      }
       if (!(await tf.setBackend(name))) throw new Error(`tfjs could not initialise ${name}`);
       await tf.ready();
       attempts.push({ name, ok: true });
-      return { name, ...(adapter ? { adapter } : {}), attempts };
+      return {
+        name,
+        ...(adapter ? { adapter } : {}),
+        ...(softwareGpu ? { softwareGpu } : {}),
+        attempts,
+      };
     } catch (e) {
       attempts.push({ name, ok: false, error: (e as Error).message });
     }

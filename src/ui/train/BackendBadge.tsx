@@ -38,7 +38,12 @@ export function BackendBadge() {
         <option value="wasm">wasm</option>
         <option value="cpu">cpu</option>
       </select>
-      {webgpu && !webgpu.ok && backend?.info.name !== "webgpu" ? (
+      {backend?.info.softwareGpu ? (
+        <span className="warn" data-testid="webgpu-software">
+          WebGPU here runs on a software adapter ({backend.info.softwareGpu}), no GPU: training on{" "}
+          {backend.info.name}, which is faster on this CPU. Choose webgpu above to use it anyway.
+        </span>
+      ) : webgpu && !webgpu.ok && backend?.info.name !== "webgpu" ? (
         <span className="warn" data-testid="webgpu-missing">
           No WebGPU here ({webgpu.error}); training on {backend?.info.name} instead.
         </span>
