@@ -30,6 +30,7 @@ const { values: v } = parseArgs({
     preset: { type: "string", default: "small" },
     "demo-seeds": { type: "string", default: "1" },
     worlds: { type: "string", default: "36" },
+    "world-weight": { type: "string", default: "0" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
     lr: num("lr", v.lr, false),
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,
+    worldWeight: num("world-weight", v["world-weight"], false),
     onStep: async (s) => {
       await appendFile(curve, `${JSON.stringify(s)}\n`);
       if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);

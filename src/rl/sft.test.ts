@@ -5,8 +5,9 @@ import { contextBudget, segments } from "../agent/transcript";
 import { selectBackend } from "../model/backend";
 import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
+import { tokenLogProbs } from "../model/score";
 import { Tokenizer } from "../model/tokenizer";
-import { sft } from "./sft";
+import { maskedNll, sft, sftLoss } from "./sft";
 
 // Training tests run on the wasm backend: in Node it trains this model ~10x faster than the cpu
 // backend (measured: 0.17 s vs 1.7 s a step), which keeps the test in seconds. The cpu backend is
@@ -41,6 +42,38 @@ describe("SFT", () => {
     const after1 = tf.memory().numTensors;
     await sft(model, segs.slice(0, 1), { epochs: 3, lr: 0.001, batchTokens: 4096, seed: 0 });
     expect(tf.memory().numTensors).toBe(after1);
+    model.dispose();
+  });
+
+  it("the world-text loss adds w x the mean NLL of the non-agent tokens, and leaks nothing", async () => {
+    const model = new GPT(config, 2);
+    const ids = tf.tensor2d([[1, 7, 8, 9, 10]], [1, 5], "int32");
+    const targets = tf.tensor2d([[7, 8, 9, 10, 11]], [1, 5], "int32");
+    const agent = tf.tensor2d([[0, 0, 1, 1, 0]], [1, 5]);
+    const world = tf.tensor2d([[1, 1, 0, 0, 1]], [1, 5]);
+    const lpT = tf.tidy(() => tokenLogProbs(model, ids, targets).logp);
+    const lp = (await lpT.data()) as Float32Array;
+    const nll = (ts: number[]) => -ts.reduce((s, t) => s + (lp[t] as number), 0) / ts.length;
+    const value = (f: () => tf.Scalar) => {
+      const t = tf.tidy(f);
+      const x = t.dataSync()[0] as number;
+      t.dispose();
+      return x;
+    };
+    const plain = value(() => maskedNll(model, ids, targets, agent));
+    const mixed = value(() => sftLoss(model, ids, targets, agent, world, 0.5));
+    expect(plain).toBeCloseTo(nll([2, 3]), 4);
+    expect(mixed).toBeCloseTo(nll([2, 3]) + 0.5 * nll([0, 1, 4]), 4);
+    const before = tf.memory().numTensors;
+    await sft(model, segs.slice(0, 1), {
+      epochs: 2,
+      lr: 0.001,
+      batchTokens: 4096,
+      seed: 0,
+      worldWeight: 0.5,
+    });
+    expect(tf.memory().numTensors).toBe(before);
+    tf.dispose([ids, targets, agent, world, lpT]);
     model.dispose();
   });
 });

@@ -18,12 +18,20 @@ export interface SftOptions {
   onStep?: (info: SftStep) => void | Promise<void>;
   /** Return true to stop between steps (given the steps done so far). */
   shouldStop?: (stepsDone: number) => boolean;
+  /**
+   * Weight of an auxiliary language-modelling loss on the world's tokens (prompt and observations),
+   * added to the agent-token loss; 0 (default) is plain behaviour cloning. The world's text repeats
+   * itself (the task reminder after every observation, names inside emails), which teaches the
+   * model to copy from its context: what the agent must do with passwords and access tokens.
+   */
+  worldWeight?: number;
 }
 
 export interface SftStep {
   epoch: number;
   step: number;
   steps: number;
+  /** The agent-token cross-entropy (plus worldWeight x the world tokens' one, when set). */
   loss: number;
   gradNorm: number;
   tokens: number;
@@ -39,6 +47,20 @@ export function maskedNll(
 ): tf.Scalar {
   const { logp } = tokenLogProbs(model, ids, targets);
   return tf.neg(tf.sum(tf.mul(logp, mask))).div(tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
+}
+
+/** Behaviour cloning plus an auxiliary LM loss: NLL_agent + w * NLL_world, each a mean over its tokens. */
+export function sftLoss(
+  model: GPT,
+  ids: tf.Tensor2D,
+  targets: tf.Tensor2D,
+  agentMask: tf.Tensor2D,
+  worldMask: tf.Tensor2D,
+  worldWeight: number,
+): tf.Scalar {
+  const { logp } = tokenLogProbs(model, ids, targets);
+  const mean = (m: tf.Tensor2D) => tf.neg(tf.sum(tf.mul(logp, m))).div(tf.maximum(tf.sum(m), 1));
+  return tf.add(mean(agentMask), tf.mul(mean(worldMask), worldWeight)) as tf.Scalar;
 }
 
 /** Groups segments of similar length into minibatches of at most `batchTokens` padded tokens. */
@@ -96,8 +118,27 @@ export async function sft(
         const ids = tf.tensor2d(packed.ids, [packed.B, packed.T], "int32");
         const targets = tf.tensor2d(packed.targets, [packed.B, packed.T], "int32");
         const mask = tf.tensor2d(packed.mask, [packed.B, packed.T]);
-        const r = await optimizer.step(() => maskedNll(model, ids, targets, mask), vars);
-        tf.dispose([ids, targets, mask]);
+        const w = opts.worldWeight ?? 0;
+        // The world's tokens: every real (non-padding) target that is not an agent token.
+        const world =
+          w > 0
+            ? tf.tensor2d(
+                packBatch(
+                  batch.map((s) => s.tokens),
+                  batch.map((s) => s.agentMask.map((a) => 1 - a)),
+                  model.config.context,
+                ).mask,
+                [packed.B, packed.T],
+              )
+            : null;
+        const r = await optimizer.step(
+          () =>
+            world
+              ? sftLoss(model, ids, targets, mask, world, w)
+              : maskedNll(model, ids, targets, mask),
+          vars,
+        );
+        tf.dispose([ids, targets, mask, ...(world ? [world] : [])]);
         const info: SftStep = {
           epoch,
           step: ++step,
