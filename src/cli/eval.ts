@@ -2,15 +2,19 @@
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
- *                   [--backend wasm|cpu] [--json]
+ *                   [--backend wasm|cpu] [--nll N] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
  * --show N also prints the first N episodes (actions, observations, failed tests).
+ * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
+ * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
  */
 import { parseArgs } from "node:util";
+import { collectDemonstrations } from "../agent/demos";
 import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
+import { argumentNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 
 const { values: v } = parseArgs({
@@ -22,6 +26,7 @@ const { values: v } = parseArgs({
     seed: { type: "string", default: "0" },
     limit: { type: "string", default: "0" },
     show: { type: "string", default: "0" },
+    nll: { type: "string", default: "0" },
     "batch-size": { type: "string", default: "8" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
@@ -41,6 +46,29 @@ async function main(): Promise<void> {
   if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
   await selectBackend({ force: v.backend as BackendName });
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
+  const nll = Number(v.nll);
+  if (!Number.isInteger(nll) || nll < 0) throw new Error("--nll must be 0 or a positive integer");
+  if (nll > 0) {
+    const demos = collectDemonstrations(split, [seed])
+      .filter((d) => d.success)
+      .slice(0, nll);
+    const rows = await argumentNll(model, tokenizer, demos);
+    if (v.json)
+      console.log(
+        JSON.stringify({ checkpoint: v.checkpoint, split, episodes: demos.length, rows }),
+      );
+    else {
+      console.log(`agent-token NLL of ${demos.length} demonstrator episodes (${split}), nats:`);
+      console.log(
+        `${"token".padEnd(28)}${"n".padStart(7)}${"mean".padStart(8)}${"total".padStart(9)}`,
+      );
+      for (const r of rows.slice(0, 20))
+        console.log(
+          `${r.key.padEnd(28)}${String(r.tokens).padStart(7)}${r.mean.toFixed(3).padStart(8)}${r.total.toFixed(0).padStart(9)}`,
+        );
+    }
+    return;
+  }
   const show = Number(v.show);
   if (!Number.isInteger(show) || show < 0)
     throw new Error("--show must be 0 or a positive integer");

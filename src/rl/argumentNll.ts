@@ -1,0 +1,92 @@
+import type { EpisodeText } from "../agent/demos";
+import { tokenizeEpisode } from "../agent/demos";
+import { contextBudget, segments } from "../agent/transcript";
+import type { GPT } from "../model/gpt";
+import { scoreSequences } from "../model/score";
+import type { Tokenizer } from "../model/tokenizer";
+
+/**
+ * Where a cloned policy's loss sits: the agent-token negative log-likelihood of demonstrations,
+ * grouped by what the token is. A value token of an API call is `<arg>[first]` (its first token)
+ * or `<arg>[rest]`; every other agent token (app and API names, argument names, punctuation,
+ * <eoa>) is `syntax`. A value the policy has to copy from an observation (a password, an access
+ * token) at about ln(36) = 3.6 nats a character means it is guessing, not copying.
+ */
+export interface NllRow {
+  key: string;
+  tokens: number;
+  /** Mean NLL per token, nats. */
+  mean: number;
+  /** Sum over the tokens, nats. */
+  total: number;
+}
+
+/** Per token of one action (its ids, <eoa> included): the category `argumentNll` reports. */
+export function actionTokenCategories(tok: Tokenizer, action: readonly number[]): string[] {
+  const out: string[] = [];
+  let arg = "";
+  let quoted = false;
+  let index = -1; // position inside the current value, -1 outside one
+  for (let i = 0; i < action.length; i++) {
+    const text = tok.tokenText(action[i] as number);
+    if (index >= 0) {
+      const ends = quoted ? text.startsWith('"') : /^[,)]/.test(text);
+      if (!ends) {
+        out.push(`${arg}[${index === 0 ? "first" : "rest"}]`);
+        index++;
+        continue;
+      }
+      index = -1;
+    }
+    out.push("syntax");
+    if (text === '="' || text === "=") {
+      arg = i > 0 ? tok.tokenText(action[i - 1] as number) : "";
+      quoted = text === '="';
+      index = 0;
+    }
+  }
+  return out;
+}
+
+/** Scores demonstrations (in the rollouts' transcript and context rule) and groups the NLL. */
+export async function argumentNll(
+  model: GPT,
+  tok: Tokenizer,
+  episodes: readonly EpisodeText[],
+): Promise<NllRow[]> {
+  const sums = new Map<string, { tokens: number; total: number }>();
+  const add = (key: string, nll: number) => {
+    const s = sums.get(key) ?? { tokens: 0, total: 0 };
+    s.tokens++;
+    s.total += nll;
+    sums.set(key, s);
+  };
+  for (const ep of episodes) {
+    const t = tokenizeEpisode(tok, ep);
+    const categories = t.turns.map((turn) => actionTokenCategories(tok, turn.action));
+    const segs = segments(t.prompt, t.turns, contextBudget(model.config.context));
+    const { logprobs } = await scoreSequences(
+      model,
+      segs.map((s) => s.tokens),
+    );
+    segs.forEach((seg, k) => {
+      const lp = logprobs[k] as Float32Array;
+      let turn = -1;
+      let within = 0;
+      seg.turnOf.forEach((owner, i) => {
+        if (owner < 0 || !seg.agentMask[i]) return;
+        if (owner !== turn) {
+          turn = owner;
+          within = 0;
+        }
+        const key = categories[owner]?.[within++] ?? "syntax";
+        const nll = -(lp[i] as number);
+        add(key, nll);
+        add("all", nll);
+      });
+    });
+  }
+  return [...sums.entries()]
+    .map(([key, s]) => ({ key, tokens: s.tokens, mean: s.total / s.tokens, total: s.total }))
+    .sort((a, b) => b.total - a.total);
+}
