@@ -2,8 +2,11 @@
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
- *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--backend wasm|cpu] [--json]
- * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored).
+ *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
+ *                       [--world-weight W] [--backend wasm|cpu] [--json]
+ * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
+ * with --prev-token 2 it grows the model a two-back token embedding first (starting at zero).
+ * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
  * so for a reproducible run give --max-steps instead. The defaults are the shipped checkpoint's
  * recipe (`npm run pretrain -- --seed 0 --out DIR`: 804 steps); --max-steps 0 runs every epoch.
@@ -31,6 +34,7 @@ const { values: v } = parseArgs({
     "demo-seeds": { type: "string", default: "1" },
     worlds: { type: "string", default: "36" },
     "world-weight": { type: "string", default: "0" },
+    "prev-token": { type: "string" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
@@ -78,7 +82,19 @@ async function main(): Promise<void> {
       maxWords: num("max-words", v["max-words"]),
       minCount: 3,
     });
-  const model = init?.model ?? new GPT(presetConfig(preset, tok.size), seed);
+  const prevToken = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
+  if (prevToken !== undefined && prevToken !== 0 && prevToken !== 1 && prevToken !== 2)
+    throw new Error("--prev-token must be 0, 1 or 2");
+  let model: GPT;
+  if (init && prevToken !== undefined && prevToken !== init.model.config.prevToken) {
+    // Grow the initial model: the new previous-token table starts at zero (same function).
+    model = GPT.withPrevTokens(init.model, prevToken);
+    init.model.dispose();
+  } else if (init) model = init.model;
+  else {
+    const cfg = presetConfig(preset, tok.size);
+    model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
+  }
   const config = model.config;
   // An action longer than the per-turn cap is one the policy could never sample: such episodes
   // (a few long notes and messages) are left out.

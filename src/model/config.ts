@@ -12,8 +12,10 @@ export interface ModelConfig {
    * table), so attention can match "the token after an earlier occurrence of this one" from the
    * first layer: copying names, emails and passwords from observations (an induction head) no
    * longer has to be learned from scratch. 0 (older checkpoints): token + position only.
+   * 2: also the token two back (`wprev2`), so a key can match on the two tokens before it: a bigram
+   * is nearly unique in a context, where one character of a password or access token is not.
    */
-  prevToken: 0 | 1;
+  prevToken: 0 | 1 | 2;
 }
 
 export type PresetName = "tiny" | "small" | "default";
@@ -50,8 +52,8 @@ export function validateConfig(c: unknown): ModelConfig {
       throw new Error(`model config: ${k} must be a positive integer, got ${JSON.stringify(x)}`);
   }
   const prev = v?.prevToken ?? 0; // absent in checkpoints made before the field existed
-  if (prev !== 0 && prev !== 1)
-    throw new Error(`model config: prevToken must be 0 or 1, got ${JSON.stringify(prev)}`);
+  if (prev !== 0 && prev !== 1 && prev !== 2)
+    throw new Error(`model config: prevToken must be 0, 1 or 2, got ${JSON.stringify(prev)}`);
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");

@@ -59,8 +59,11 @@ function sample(logp: Float64Array, temperature: number, rng: Rng): number {
 export interface RowCache {
   kv: LayerKV[];
   length: number;
-  /** The context's last token id (the previous token of the next one, for prevToken models). */
-  last: number;
+  /**
+   * The context's last two token ids, oldest first (<pad> before the start): the tokens one and two
+   * before the next one, for prevToken models.
+   */
+  tail: [number, number];
 }
 
 export function disposeCache(cache: RowCache | null | undefined): void {
@@ -121,13 +124,15 @@ export async function extendAndGenerate(
       );
     if (r.cache && r.cache.kv.length !== L) throw new Error("a cache from another model");
   });
-  // Each row's context's last token: the previous token of its first sampled one.
-  const lastTokens = rows.map((r) => r.tokens[r.tokens.length - 1] as number);
+  // Each row's context (cached tail + new tokens) for the tokens one and two back of every input.
+  const history = rows.map((r) => [...(r.cache?.tail ?? [PAD, PAD]), ...r.tokens]);
+  const tails = history.map((h) => [h[h.length - 2], h[h.length - 1]] as [number, number]);
   const maxPast = Math.max(...past);
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
   const ids = new Int32Array(B * N);
   const prev = new Int32Array(B * N);
+  const prev2 = new Int32Array(B * N);
   const pos = new Int32Array(B * N);
   const mask = new Float32Array(B * (P + N));
   rows.forEach((r, b) => {
@@ -136,9 +141,10 @@ export async function extendAndGenerate(
     for (let j = 0; j < P; j++) mask[b * (P + N) + j] = j >= P - S ? 1 : 0;
     for (let j = 0; j < N; j++) {
       ids[b * N + j] = j < pad ? PAD : (r.tokens[j - pad] as number);
-      // The token before: the cached context's last one for the first new token, <pad> at a start.
-      prev[b * N + j] =
-        j < pad ? PAD : j === pad ? (r.cache?.last ?? PAD) : (r.tokens[j - pad - 1] as number);
+      // The tokens one and two before (from the cached tail for the first new ones, <pad> at a start).
+      const h = history[b] as number[];
+      prev[b * N + j] = j < pad ? PAD : (h[j - pad + 1] as number);
+      prev2[b * N + j] = j < pad ? PAD : (h[j - pad] as number);
       pos[b * N + j] = j < pad ? 0 : S + j - pad;
       mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
     }
@@ -170,6 +176,7 @@ export async function extendAndGenerate(
     const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
       positions: tf.tensor2d(pos, [B, N], "int32"),
       prevIds: tf.tensor2d(prev, [B, N], "int32"),
+      prev2Ids: tf.tensor2d(prev2, [B, N], "int32"),
       keyMask,
       ...(pastKV ? { past: pastKV } : {}),
       returnKV: true,
@@ -193,7 +200,7 @@ export async function extendAndGenerate(
           return {
             kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })),
             length: S + n,
-            last: lastTokens[b] as number,
+            tail: tails[b] as [number, number],
           };
         }),
       )
@@ -201,8 +208,9 @@ export async function extendAndGenerate(
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
-  // The token before each row's next input: the context's last, then each sampled one.
-  const before = Int32Array.from(lastTokens);
+  // The tokens one and two before each row's next input: the context's tail, then the sampled ones.
+  const before = Int32Array.from(tails.map((t) => t[1]));
+  const before2 = Int32Array.from(tails.map((t) => t[0]));
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
@@ -227,12 +235,14 @@ export async function extendAndGenerate(
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
           prevIds: tf.tensor2d(before.slice(), [B, 1], "int32"),
+          prev2Ids: tf.tensor2d(before2.slice(), [B, 1], "int32"),
           keyMask: nextMask,
           past: kv,
           returnKV: true,
         });
         return { logits: out.logits.reshape([B, V]) as tf.Tensor2D, kv: out.kv as LayerKV[] };
       });
+      before2.set(before);
       before.set(next);
       logits.dispose();
       keyMask.dispose();

@@ -17,6 +17,8 @@ export interface ForwardOptions {
    * padding passes it).
    */
   prevIds?: tf.Tensor2D;
+  /** The token two before each token [B, T] (int32), for prevToken: 2. Default: shifted by two. */
+  prev2Ids?: tf.Tensor2D;
   /** 1 where a key may be attended, 0 for padding: [B, past + T]; default all 1. */
   keyMask?: tf.Tensor2D;
   /** Cached keys and values of earlier tokens, per layer. */
@@ -93,6 +95,7 @@ export class GPT {
     add("wte", normal([V, d], 0.02));
     add("wpe", normal([C, d], 0.01));
     if (config.prevToken) add("wprev", normal([V, d], 0.02));
+    if (config.prevToken === 2) add("wprev2", normal([V, d], 0.02));
     for (let i = 0; i < L; i++) {
       add(`h${i}.ln1.g`, tf.ones([d]));
       add(`h${i}.ln1.b`, tf.zeros([d]));
@@ -113,6 +116,7 @@ export class GPT {
       "wte",
       "wpe",
       ...(config.prevToken ? ["wprev"] : []),
+      ...(config.prevToken === 2 ? ["wprev2"] : []),
       ...Array.from({ length: L }, (_, i) => layerNames(i)).flat(),
       "lnf.g",
       "lnf.b",
@@ -189,6 +193,19 @@ export class GPT {
         this.embed(this.w("wprev") as tf.Tensor2D, prev.reshape([B * T]) as tf.Tensor1D, V),
       );
     }
+    if (this.config.prevToken === 2) {
+      const prev2 =
+        opts.prev2Ids ??
+        (tf
+          .pad(ids, [
+            [0, 0],
+            [2, 0],
+          ])
+          .slice([0, 0], [B, T]) as tf.Tensor2D);
+      x = x.add(
+        this.embed(this.w("wprev2") as tf.Tensor2D, prev2.reshape([B * T]) as tf.Tensor1D, V),
+      );
+    }
     // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
     const causal = tf.linalg
       .bandPart(tf.ones([T, S]), -1, pastLen)
@@ -241,6 +258,25 @@ export class GPT {
         throw new Error(`copyFrom: parameter ${name} does not match`);
       variable.assign(src);
     }
+  }
+
+  /**
+   * `from` with more previous-token embeddings (prevToken 1 -> 2, say): its weights are copied and
+   * the new tables start at zero, so the new model computes exactly what `from` does, then learns.
+   */
+  static withPrevTokens(from: GPT, prevToken: ModelConfig["prevToken"]): GPT {
+    if (prevToken < from.config.prevToken)
+      throw new Error(
+        `cannot drop previous-token embeddings (${from.config.prevToken} -> ${prevToken})`,
+      );
+    const model = new GPT({ ...from.config, prevToken }, 0);
+    const theirs = new Map(from.weights().map((w) => [w.name, w.variable]));
+    for (const { name, variable } of model.weights()) {
+      const src = theirs.get(name);
+      if (src) variable.assign(src);
+      else tf.tidy(() => variable.assign(tf.zerosLike(variable)));
+    }
+    return model;
   }
 
   /** A copy with its own weights (not trainable, e.g. GRPO's frozen reference). */

@@ -55,8 +55,8 @@ describe("GPT", () => {
     model.dispose();
   });
 
-  it("a cache carried across turns gives the full pass's log-probs (previous-token embedding too)", async () => {
-    for (const prevToken of [1, 0] as const) {
+  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings too)", async () => {
+    for (const prevToken of [2, 1, 0] as const) {
       const model = new GPT({ ...config, prevToken }, 4);
       const rng = new Rng(8);
       const contexts = randomContexts(rng, [5, 30, 12]);
@@ -99,6 +99,25 @@ describe("GPT", () => {
       expect(worst).toBeLessThan(1e-4);
       model.dispose();
     }
+  });
+
+  it("growing a model a two-back token embedding keeps its function, then the new table trains", async () => {
+    const small = new GPT({ ...config, prevToken: 1 }, 6);
+    const grown = GPT.withPrevTokens(small, 2);
+    expect(grown.config.prevToken).toBe(2);
+    expect(grown.paramCount()).toBe(small.paramCount() + config.vocabSize * config.dModel);
+    const seqs = randomContexts(new Rng(2), [12, 30]);
+    const a = await scoreSequences(small, seqs);
+    const b = await scoreSequences(grown, seqs);
+    let worst = 0;
+    a.logprobs.forEach((x, i) => {
+      x.forEach((v, t) => {
+        worst = Math.max(worst, Math.abs(v - (b.logprobs[i]?.[t] as number)));
+      });
+    });
+    expect(worst).toBeLessThan(1e-5);
+    expect(() => GPT.withPrevTokens(grown, 1)).toThrow(/cannot drop/);
+    for (const m of [small, grown]) m.dispose();
   });
 
   it("greedy decoding is deterministic and sampling follows the seed", async () => {
