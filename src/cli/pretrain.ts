@@ -38,7 +38,7 @@ const { values: v } = parseArgs({
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
-    "max-words": { type: "string", default: "700" },
+    "max-words": { type: "string", default: "1000" },
     minutes: { type: "string", default: "0" },
     "save-every": { type: "string", default: "50" },
     // The shipped checkpoint's recipe: these defaults, --seed 0, 804 steps (80 minutes here).
