@@ -179,33 +179,25 @@ export class GPT {
     let x = this.embed(this.w("wte") as tf.Tensor2D, ids.reshape([B * T]) as tf.Tensor1D, V).add(
       this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
     ) as tf.Tensor2D;
-    if (this.config.prevToken) {
-      // Default: shifted right by one; tf.pad fills 0, the <pad> id.
-      const prev =
-        opts.prevIds ??
+    // The tokens one and two before each token (prevToken 1, 2). Default: the ids shifted right,
+    // tf.pad filling 0, the <pad> id.
+    const back: [string, tf.Tensor2D | undefined][] = [
+      ["wprev", opts.prevIds],
+      ["wprev2", opts.prev2Ids],
+    ];
+    back.slice(0, this.config.prevToken).forEach(([table, given], k) => {
+      const shifted =
+        given ??
         (tf
           .pad(ids, [
             [0, 0],
-            [1, 0],
+            [k + 1, 0],
           ])
           .slice([0, 0], [B, T]) as tf.Tensor2D);
       x = x.add(
-        this.embed(this.w("wprev") as tf.Tensor2D, prev.reshape([B * T]) as tf.Tensor1D, V),
+        this.embed(this.w(table) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
       );
-    }
-    if (this.config.prevToken === 2) {
-      const prev2 =
-        opts.prev2Ids ??
-        (tf
-          .pad(ids, [
-            [0, 0],
-            [2, 0],
-          ])
-          .slice([0, 0], [B, T]) as tf.Tensor2D);
-      x = x.add(
-        this.embed(this.w("wprev2") as tf.Tensor2D, prev2.reshape([B * T]) as tf.Tensor1D, V),
-      );
-    }
+    });
     // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
     const causal = tf.linalg
       .bandPart(tf.ones([T, S]), -1, pastLen)

@@ -46,6 +46,11 @@ export function maskedNll(
   mask: tf.Tensor2D,
 ): tf.Scalar {
   const { logp } = tokenLogProbs(model, ids, targets);
+  return meanNll(logp, mask);
+}
+
+/** -sum(mask * log p) / sum(mask): the mean NLL over the masked-in tokens. */
+function meanNll(logp: tf.Tensor2D, mask: tf.Tensor2D): tf.Scalar {
   return tf.neg(tf.sum(tf.mul(logp, mask))).div(tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
 }
 
@@ -59,8 +64,10 @@ export function sftLoss(
   worldWeight: number,
 ): tf.Scalar {
   const { logp } = tokenLogProbs(model, ids, targets);
-  const mean = (m: tf.Tensor2D) => tf.neg(tf.sum(tf.mul(logp, m))).div(tf.maximum(tf.sum(m), 1));
-  return tf.add(mean(agentMask), tf.mul(mean(worldMask), worldWeight)) as tf.Scalar;
+  return tf.add(
+    meanNll(logp, agentMask),
+    tf.mul(meanNll(logp, worldMask), worldWeight),
+  ) as tf.Scalar;
 }
 
 /** Groups segments of similar length into minibatches of at most `batchTokens` padded tokens. */

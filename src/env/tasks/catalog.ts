@@ -94,11 +94,20 @@ export function templateOf(task: TaskInfo): TaskTemplate {
 export function trainWorldTasks(worlds: number): Task[] {
   if (!Number.isInteger(worlds) || worlds < 0)
     throw new Error(`worlds must be a non-negative integer, got ${worlds}`);
+  const templates = trainTemplates();
   const out: Task[] = [];
-  for (let w = 1; w <= worlds; w++)
-    for (const s of scenarioPlan(TEMPLATES).filter((x) => x.split === "train"))
-      out.push(...scenarioTasks(s.template, w));
+  for (let w = 1; w <= worlds; w++) for (const t of templates) out.push(...scenarioTasks(t, w));
   return out;
+}
+
+let trainTemplateList: TaskTemplate[] | null = null;
+
+/** The templates with a train scenario, in plan order (computed once). */
+function trainTemplates(): TaskTemplate[] {
+  trainTemplateList ??= scenarioPlan(TEMPLATES)
+    .filter((s) => s.split === "train")
+    .map((s) => s.template);
+  return trainTemplateList;
 }
 
 const extraScenarios = new Map<string, Task[]>();
@@ -121,11 +130,8 @@ export function findTask(id: string): Task | undefined {
   const split = m[2] as Split;
   const index = Number(m[3]);
   if (split === "train" && index > 0) {
-    const template = TEMPLATES.find((t) => t.id === m[1]);
-    const inTrain = scenarioPlan(TEMPLATES).some(
-      (s) => s.split === "train" && s.template.id === m[1],
-    );
-    if (!template || !inTrain || index > MAX_TRAIN_WORLDS) return undefined;
+    const template = trainTemplates().find((t) => t.id === m[1]);
+    if (!template || index > MAX_TRAIN_WORLDS) return undefined;
     return scenarioTasks(template, index).find((t) => t.id === id);
   }
   return tasksOf(split).find((t) => t.id === id);
