@@ -49,6 +49,7 @@ describe("sampling and scoring agree", () => {
         nHeads: 2,
         dMlp: 32,
         prevToken: 1,
+        copyHead: true,
       },
       3,
     );

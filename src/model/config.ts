@@ -16,6 +16,15 @@ export interface ModelConfig {
    * is nearly unique in a context, where one character of a password or access token is not.
    */
   prevToken: 0 | 1 | 2;
+  /**
+   * A copy (pointer) head: the next-token distribution is one softmax over the vocabulary's logits
+   * and a score for every earlier position j, whose mass goes to the token that followed j,
+   * p(y) = [exp(l_y) + sum_{j: x_{j+1} = y} exp(s_j)] / Z (a pointer-generator in the joint-softmax
+   * form). Copying a password or an access token from an observation is then one learned match of
+   * the current state against earlier states, not an induction circuit to grow inside the layers.
+   * false (older checkpoints): the vocabulary head only.
+   */
+  copyHead: boolean;
 }
 
 export type PresetName = "tiny" | "small" | "default";
@@ -23,11 +32,35 @@ export type PresetName = "tiny" | "small" | "default";
 /** Named sizes; vocabSize comes from the tokenizer. */
 export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
   /** For tests: a train step in well under a second on the Node cpu backend. */
-  tiny: { context: 1024, dModel: 32, nLayers: 2, nHeads: 2, dMlp: 64, prevToken: 1 },
+  tiny: {
+    context: 1024,
+    dModel: 32,
+    nLayers: 2,
+    nHeads: 2,
+    dMlp: 64,
+    prevToken: 1,
+    copyHead: true,
+  },
   /** Quick experiments on a CPU. */
-  small: { context: 2048, dModel: 64, nLayers: 2, nHeads: 2, dMlp: 256, prevToken: 1 },
+  small: {
+    context: 2048,
+    dModel: 64,
+    nLayers: 2,
+    nHeads: 2,
+    dMlp: 256,
+    prevToken: 1,
+    copyHead: true,
+  },
   /** The page's model: at most 2M parameters. */
-  default: { context: 2048, dModel: 128, nLayers: 4, nHeads: 4, dMlp: 512, prevToken: 1 },
+  default: {
+    context: 2048,
+    dModel: 128,
+    nLayers: 4,
+    nHeads: 4,
+    dMlp: 512,
+    prevToken: 1,
+    copyHead: true,
+  },
 };
 
 export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
@@ -41,7 +74,7 @@ export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
 const SIZE_KEYS = ["vocabSize", "context", "dModel", "nLayers", "nHeads", "dMlp"] as const;
 
 /** Every field of a config, in a fixed order. */
-export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [...SIZE_KEYS, "prevToken"];
+export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [...SIZE_KEYS, "prevToken", "copyHead"];
 
 /** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
 export function validateConfig(c: unknown): ModelConfig {
@@ -54,6 +87,11 @@ export function validateConfig(c: unknown): ModelConfig {
   const prev = v?.prevToken ?? 0; // absent in checkpoints made before the field existed
   if (prev !== 0 && prev !== 1 && prev !== 2)
     throw new Error(`model config: prevToken must be 0, 1 or 2, got ${JSON.stringify(prev)}`);
+  const copyHead = v?.copyHead ?? false; // absent in checkpoints made before the field existed
+  if (typeof copyHead !== "boolean")
+    throw new Error(
+      `model config: copyHead must be true or false, got ${JSON.stringify(copyHead)}`,
+    );
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");
@@ -65,5 +103,6 @@ export function validateConfig(c: unknown): ModelConfig {
     nHeads: cfg.nHeads,
     dMlp: cfg.dMlp,
     prevToken: prev,
+    copyHead,
   };
 }

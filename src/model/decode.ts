@@ -64,10 +64,16 @@ export interface RowCache {
    * before the next one, for prevToken models.
    */
   tail: [number, number];
+  /** Copy head: the context's token ids (what a pointer to each position copies: the next one). */
+  ids: number[];
+  /** Copy head: the context's copy keys [1, length, d]. */
+  copyKeys?: tf.Tensor3D;
 }
 
 export function disposeCache(cache: RowCache | null | undefined): void {
-  if (cache) for (const l of cache.kv) tf.dispose([l.k, l.v]);
+  if (!cache) return;
+  for (const l of cache.kv) tf.dispose([l.k, l.v]);
+  cache.copyKeys?.dispose();
 }
 
 /** One row to decode: its cache (null = none) and the tokens that extend it (the whole context without one). */
@@ -127,6 +133,9 @@ export async function extendAndGenerate(
   // Each row's context (cached tail + new tokens) for the tokens one and two back of every input.
   const history = rows.map((r) => [...(r.cache?.tail ?? [PAD, PAD]), ...r.tokens]);
   const tails = history.map((h) => [h[h.length - 2], h[h.length - 1]] as [number, number]);
+  const copying = model.config.copyHead;
+  // Each row's whole context (copy head: a pointer to position j copies token j + 1).
+  const contexts = rows.map((r) => (copying ? [...(r.cache?.ids ?? []), ...r.tokens] : []));
   const maxPast = Math.max(...past);
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
@@ -135,6 +144,17 @@ export async function extendAndGenerate(
   const prev2 = new Int32Array(B * N);
   const pos = new Int32Array(B * N);
   const mask = new Float32Array(B * (P + N));
+  // Copy head: the token after each key, per row, over the keys so far (grows by one per step).
+  const copyNext = rows.map(() => new Array<number>(P + N).fill(PAD));
+  rows.forEach((r, b) => {
+    if (!copying) return;
+    const S = past[b] as number;
+    const ctx = contexts[b] as number[];
+    const pad = N - r.tokens.length;
+    const row = copyNext[b] as number[];
+    for (let c = 0; c < S; c++) row[P - S + c] = ctx[c + 1] as number;
+    for (let j = pad; j < N; j++) row[P + j] = ctx[S + j - pad + 1] ?? PAD;
+  });
   rows.forEach((r, b) => {
     const S = past[b] as number;
     const pad = N - r.tokens.length;
@@ -150,7 +170,7 @@ export async function extendAndGenerate(
     }
   });
   let keyMask = tf.tensor2d(mask, [B, P + N]);
-  let { logits, kv } = tf.tidy(() => {
+  let { logits, kv, copyKeys } = tf.tidy(() => {
     const pastKV: LayerKV[] | undefined =
       P > 0
         ? Array.from({ length: L }, (_, l) => {
@@ -173,17 +193,38 @@ export async function extendAndGenerate(
             return { k: side("k"), v: side("v") };
           })
         : undefined;
+    const pastCopyKeys =
+      copying && P > 0
+        ? (tf.concat(
+            rows.map((r, b) => {
+              const t = r.cache?.copyKeys;
+              const S = past[b] as number;
+              return t
+                ? tf.pad(t, [
+                    [0, 0],
+                    [P - S, 0],
+                    [0, 0],
+                  ])
+                : tf.zeros([1, P, d]);
+            }),
+            0,
+          ) as tf.Tensor3D)
+        : undefined;
     const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
       positions: tf.tensor2d(pos, [B, N], "int32"),
       prevIds: tf.tensor2d(prev, [B, N], "int32"),
       prev2Ids: tf.tensor2d(prev2, [B, N], "int32"),
       keyMask,
       ...(pastKV ? { past: pastKV } : {}),
+      ...(pastCopyKeys ? { pastCopyKeys } : {}),
+      ...(copying ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
       returnKV: true,
+      lastOnly: true,
     });
     return {
-      logits: r.logits.slice([0, N - 1, 0], [B, 1, V]).reshape([B, V]),
+      logits: r.logits.reshape([B, V]) as tf.Tensor2D,
       kv: r.kv as LayerKV[],
+      copyKeys: r.copyKeys,
     };
   });
   // Each row's extended cache: its valid past keys, then its new tokens' keys.
@@ -197,10 +238,20 @@ export async function extendAndGenerate(
             if (S === 0) return added;
             return tf.concat([t.slice([b, 0, P - S, 0], [1, H, S, hd]), added], 2) as tf.Tensor4D;
           };
+          const keys = copyKeys;
+          const cutKeys = keys
+            ? (() => {
+                const added = keys.slice([b, P + N - n, 0], [1, n, d]);
+                if (S === 0) return added;
+                return tf.concat([keys.slice([b, P - S, 0], [1, S, d]), added], 1) as tf.Tensor3D;
+              })()
+            : undefined;
           return {
             kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })),
             length: S + n,
             tail: tails[b] as [number, number],
+            ids: contexts[b] as number[],
+            ...(cutKeys ? { copyKeys: cutKeys } : {}),
           };
         }),
       )
@@ -231,6 +282,13 @@ export async function extendAndGenerate(
       const positions = new Int32Array(B);
       for (let b = 0; b < B; b++) positions[b] = (past[b] as number) + (fresh[b] as number) + step;
       const nextMask = tf.tidy(() => tf.concat([keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
+      // The last key's next token is the one fed now; the new key's is not known yet.
+      for (let b = 0; b < B; b++) {
+        const row = copyNext[b] as number[];
+        row[row.length - 1] = next[b] as number;
+        row.push(PAD);
+      }
+      const width = P + N + step + 1;
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
@@ -238,23 +296,36 @@ export async function extendAndGenerate(
           prev2Ids: tf.tensor2d(before2.slice(), [B, 1], "int32"),
           keyMask: nextMask,
           past: kv,
+          ...(copyKeys
+            ? {
+                pastCopyKeys: copyKeys,
+                copyNext: tf.tensor2d(copyNext.flat(), [B, width], "int32"),
+              }
+            : {}),
           returnKV: true,
         });
-        return { logits: out.logits.reshape([B, V]) as tf.Tensor2D, kv: out.kv as LayerKV[] };
+        return {
+          logits: out.logits.reshape([B, V]) as tf.Tensor2D,
+          kv: out.kv as LayerKV[],
+          copyKeys: out.copyKeys,
+        };
       });
       before2.set(before);
       before.set(next);
       logits.dispose();
       keyMask.dispose();
       for (const l of kv) tf.dispose([l.k, l.v]);
+      copyKeys?.dispose();
       logits = r.logits;
       kv = r.kv;
+      copyKeys = r.copyKeys;
       keyMask = nextMask;
     }
   } finally {
     logits.dispose();
     keyMask.dispose();
     for (const l of kv) tf.dispose([l.k, l.v]);
+    copyKeys?.dispose();
   }
   return { tokens, logprobs, caches };
 }

@@ -25,6 +25,29 @@ export interface ForwardOptions {
   past?: LayerKV[];
   /** Also return this call's keys and values (past included), for incremental decoding. */
   returnKV?: boolean;
+  /**
+   * Copy head: the token that follows each key, [B, past + T] (int32): what a pointer to that key
+   * copies. Default: the ids shifted left by one (right for whole sequences; decoding passes it).
+   */
+  copyNext?: tf.Tensor2D;
+  /** Copy head: cached copy keys of earlier tokens [B, past, d]. */
+  pastCopyKeys?: tf.Tensor3D;
+  /**
+   * Copy head: false returns the vocabulary head's logits as `logits` and the copy scores in
+   * `copy` (cheap: the caller needs only some tokens' log-probs); true (default) returns in
+   * `logits` the log of the full mixture over the vocabulary (a [T, S] x [S, V] product).
+   */
+  mixture?: boolean;
+  /** Only the last position's logits ([B, 1, V]): decoding's first pass needs no more. */
+  lastOnly?: boolean;
+}
+
+/** The copy head's part of a forward pass (see ModelConfig.copyHead). */
+export interface CopyScores {
+  /** s[b, t, j] for every key j: -1e9 where j is not an earlier position [B, T, S]. */
+  scores: tf.Tensor3D;
+  /** The token a pointer to key j copies [B, S] (int32). */
+  next: tf.Tensor2D;
 }
 
 export interface ForwardResult {
@@ -33,9 +56,29 @@ export interface ForwardResult {
   kv?: LayerKV[];
   /** The final (layer-normed) hidden state [B, T, d], from which the logits are read (a value head reads it too). */
   hidden: tf.Tensor3D;
+  /** Copy head with returnKV: the copy keys, past included [B, past + T, d]. */
+  copyKeys?: tf.Tensor3D;
+  /** Copy head with mixture false: the copy scores, next to the vocabulary logits. */
+  copy?: CopyScores;
 }
 
 let instances = 0;
+
+/**
+ * The copy head's next-token distribution over the vocabulary, as log-probs [B, T, V]:
+ * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z, Z summing over the vocabulary and every key.
+ */
+export function mixtureLogProbs(vocab: tf.Tensor3D, copy: CopyScores): tf.Tensor3D {
+  const [B, S] = copy.next.shape;
+  const V = vocab.shape[2];
+  const onehot = tf
+    .oneHot(copy.next.reshape([B * S]), V)
+    .toFloat()
+    .reshape([B, S, V]);
+  const z = tf.logSumExp(tf.concat([vocab, copy.scores], 2), 2, true);
+  const fromCopy = tf.matMul(tf.exp(copy.scores.sub(z)), onehot);
+  return tf.log(tf.exp(vocab.sub(z)).add(fromCopy).add(1e-30)) as tf.Tensor3D;
+}
 
 /** Per-layer parameter names, in checkpoint order. */
 function layerNames(i: number): string[] {
@@ -112,6 +155,11 @@ export class GPT {
     }
     add("lnf.g", tf.ones([d]));
     add("lnf.b", tf.zeros([d]));
+    if (config.copyHead) {
+      add("copy.wq", normal([d, d], 0.02));
+      add("copy.wk", normal([d, d], 0.02));
+      add("copy.b", tf.zeros([1]));
+    }
     this.order = [
       "wte",
       "wpe",
@@ -120,6 +168,7 @@ export class GPT {
       ...Array.from({ length: L }, (_, i) => layerNames(i)).flat(),
       "lnf.g",
       "lnf.b",
+      ...(config.copyHead ? ["copy.wq", "copy.wk", "copy.b"] : []),
     ];
   }
 
@@ -236,9 +285,50 @@ export class GPT {
       x = x.add(tf.matMul(mlp, this.w(`h${i}.mlp.w2`)).add(this.w(`h${i}.mlp.b2`)));
     }
     const out = this.layerNorm(x, "lnf.g", "lnf.b");
-    const logits = tf.matMul(out, this.w("wte"), false, true).reshape([B, T, V]) as tf.Tensor3D;
     const hidden = out.reshape([B, T, d]) as tf.Tensor3D;
-    return opts.returnKV ? { logits, kv: kvOut, hidden } : { logits, hidden };
+    // The positions whose next token is wanted: all, or the last only.
+    const Q = opts.lastOnly ? 1 : T;
+    const query = opts.lastOnly
+      ? (hidden.slice([0, T - 1, 0], [B, 1, d]).reshape([B, d]) as tf.Tensor2D)
+      : out;
+    const vocab = tf.matMul(query, this.w("wte"), false, true).reshape([B, Q, V]) as tf.Tensor3D;
+    const result: ForwardResult = { logits: vocab, hidden };
+    if (opts.returnKV) result.kv = kvOut;
+    if (!this.config.copyHead) return result;
+    // Copy head: s[t, j] = q_t . k_j / sqrt(d) + b for every earlier position j (key j < query t).
+    let keys = tf.matMul(out, this.w("copy.wk")).reshape([B, T, d]) as tf.Tensor3D;
+    if (opts.pastCopyKeys) keys = tf.concat([opts.pastCopyKeys, keys], 1);
+    if (opts.returnKV) result.copyKeys = keys;
+    const q = tf.matMul(query, this.w("copy.wq")).reshape([B, Q, d]);
+    const first = pastLen + T - Q; // the first query's index among the keys
+    const earlier = tf
+      .less(
+        tf.range(0, S, 1, "int32").reshape([1, S]),
+        tf.range(first, first + Q, 1, "int32").reshape([Q, 1]),
+      )
+      .toFloat()
+      .reshape([1, Q, S]);
+    let allowed = earlier;
+    if (opts.keyMask) allowed = allowed.mul(opts.keyMask.reshape([B, 1, S]));
+    const scores = tf
+      .matMul(q, keys, false, true)
+      .mul(1 / Math.sqrt(d))
+      .add(this.w("copy.b"))
+      .add(allowed.sub(1).mul(1e9)) as tf.Tensor3D;
+    const next =
+      opts.copyNext ??
+      (tf
+        .pad(ids, [
+          [0, 0],
+          [0, 1],
+        ])
+        .slice([0, 1], [B, T]) as tf.Tensor2D);
+    if (opts.mixture === false) {
+      result.copy = { scores, next };
+      return result;
+    }
+    result.logits = mixtureLogProbs(vocab, { scores, next });
+    return result;
   }
 
   /** Copies every weight from a model of the same config (e.g. a frozen reference, or a restore). */

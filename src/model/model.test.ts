@@ -12,6 +12,14 @@ beforeAll(async () => {
 
 const config = presetConfig("tiny", 60);
 
+/** Scales the copy head up so that copying dominates and any misplaced pointer shows. */
+function sharpenCopy(model: GPT): void {
+  for (const { name, variable } of model.weights()) {
+    if (name === "copy.wq" || name === "copy.wk") variable.assign(variable.mul(30));
+    if (name === "copy.b") variable.assign(tf.tensor1d([4]));
+  }
+}
+
 function randomContexts(rng: Rng, lengths: number[]): number[][] {
   return lengths.map((n) => Array.from({ length: n }, () => rng.int(6, 59)));
 }
@@ -55,9 +63,16 @@ describe("GPT", () => {
     model.dispose();
   });
 
-  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings too)", async () => {
-    for (const prevToken of [2, 1, 0] as const) {
-      const model = new GPT({ ...config, prevToken }, 4);
+  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings, copy head)", async () => {
+    const variants = [
+      { prevToken: 2, copyHead: true, strongCopy: true },
+      { prevToken: 2, copyHead: true, strongCopy: false },
+      { prevToken: 1, copyHead: false, strongCopy: false },
+      { prevToken: 0, copyHead: true, strongCopy: true },
+    ] as const;
+    for (const { prevToken, copyHead, strongCopy } of variants) {
+      const model = new GPT({ ...config, prevToken, copyHead }, 4);
+      if (strongCopy) sharpenCopy(model);
       const rng = new Rng(8);
       const contexts = randomContexts(rng, [5, 30, 12]);
       const opts = { temperature: 1, maxTokens: 6, rng: new Rng(3), stopToken: -1 };
@@ -86,6 +101,13 @@ describe("GPT", () => {
         ...(t2.tokens[b] as number[]),
       ]);
       const full = await scoreSequences(model, seqs);
+      // The cheap path (targets only, no full mixture) gives the same log-probs.
+      const cheap = await scoreSequences(model, seqs, { entropy: false });
+      cheap.logprobs.forEach((row, b) => {
+        row.forEach((x, t) => {
+          expect(Math.abs(x - (full.logprobs[b]?.[t] as number))).toBeLessThan(1e-4);
+        });
+      });
       let worst = 0;
       contexts.forEach((c, b) => {
         (t1.logprobs[b] as number[]).forEach((x, t) => {
@@ -118,6 +140,28 @@ describe("GPT", () => {
     expect(worst).toBeLessThan(1e-5);
     expect(() => GPT.withPrevTokens(grown, 1)).toThrow(/cannot drop/);
     for (const m of [small, grown]) m.dispose();
+  });
+
+  it("a copy head alone puts each token's mass on what followed its earlier occurrences", async () => {
+    const model = new GPT({ ...config, copyHead: true }, 1);
+    // Vocabulary logits all 0, every earlier position scored 40: p(y) = #{j < t: x_{j+1} = y} / t.
+    for (const { name, variable } of model.weights())
+      if (name === "wte" || name === "copy.wq" || name === "copy.wk")
+        variable.assign(tf.zerosLike(variable));
+      else if (name === "copy.b") variable.assign(tf.tensor1d([40]));
+    const seq = [10, 11, 10, 12, 10, 11, 10, 13, 10, 11];
+    const { logprobs, entropies } = await scoreSequences(model, [seq]);
+    for (let t = 2; t < seq.length; t++) {
+      // Predicting seq[t] from positions 0..t-1: candidates j < t - 1 (whose next token is known).
+      const candidates = seq.slice(1, t);
+      const hits = candidates.filter((x) => x === seq[t]).length;
+      const expected = hits > 0 ? Math.log(hits / candidates.length) : -Infinity;
+      if (hits > 0) expect(logprobs[0]?.[t]).toBeCloseTo(expected, 4);
+      else expect(logprobs[0]?.[t] as number).toBeLessThan(-15);
+    }
+    // At t = 4 (context 10 11 10 12) the candidates are 11, 10, 12: entropy log 3.
+    expect(entropies[0]?.[4]).toBeCloseTo(Math.log(3), 4);
+    model.dispose();
   });
 
   it("greedy decoding is deterministic and sampling follows the seed", async () => {

@@ -1,28 +1,70 @@
 import * as tf from "@tensorflow/tfjs";
 import { bucketLength } from "./buckets";
-import type { GPT } from "./gpt";
+import { type CopyScores, type GPT, mixtureLogProbs } from "./gpt";
 import { PAD } from "./tokenizer";
 
 /**
- * log p(target_t | ids_<=t) and the entropy of each position's distribution, [B, T] each, in one
- * forward pass. Differentiable (for the trainer's losses); call inside tf.tidy or a gradient tape.
+ * log p(target_t | ids_<=t) [B, T] in one forward pass. Differentiable (for the trainer's losses);
+ * call inside tf.tidy or a gradient tape. With a copy head only the targets' probabilities are
+ * formed (no [T, S] x [S, V] product): log p(y) = logsumexp(l_y, s_j for j with next_j = y) - log Z.
  */
 export function tokenLogProbs(
   model: GPT,
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
+): { logp: tf.Tensor2D; hidden: tf.Tensor3D } {
+  const { logp, hidden } = scoreParts(model, ids, targets);
+  return { logp, hidden };
+}
+
+/**
+ * tokenLogProbs plus the entropy of each position's whole next-token distribution [B, T] (with a
+ * copy head, of the full mixture over the vocabulary: costlier, for scoring passes).
+ */
+export function tokenLogProbsAndEntropy(
+  model: GPT,
+  ids: tf.Tensor2D,
+  targets: tf.Tensor2D,
 ): { logp: tf.Tensor2D; entropy: tf.Tensor2D; hidden: tf.Tensor3D } {
-  const V = model.config.vocabSize;
-  const [B, T] = ids.shape;
-  const out = model.forward(ids);
-  const logits = out.logits.reshape([B * T, V]);
-  const logsm = tf.logSoftmax(logits);
-  // One-hot select: gather has no gradient on every backend, a masked sum does.
-  const logp = tf
-    .sum(tf.mul(logsm, tf.oneHot(targets.reshape([B * T]), V)), 1)
-    .reshape([B, T]) as tf.Tensor2D;
+  const { logp, hidden, vocab, copy } = scoreParts(model, ids, targets);
+  const [B, T, V] = vocab.shape;
+  const logsm = copy
+    ? mixtureLogProbs(vocab, copy).reshape([B * T, V])
+    : tf.logSoftmax(vocab.reshape([B * T, V]));
   const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)).reshape([B, T]) as tf.Tensor2D;
-  return { logp, entropy, hidden: out.hidden };
+  return { logp, entropy, hidden };
+}
+
+function scoreParts(
+  model: GPT,
+  ids: tf.Tensor2D,
+  targets: tf.Tensor2D,
+): { logp: tf.Tensor2D; hidden: tf.Tensor3D; vocab: tf.Tensor3D; copy?: CopyScores } {
+  const V = model.config.vocabSize;
+  // The token after input t is targets[t]: what a copy pointer to position t copies.
+  const out = model.forward(ids, { mixture: false, copyNext: targets });
+  const vocab = out.logits;
+  // One-hot select: gather has no gradient on every backend, a masked sum does.
+  const [B, T] = ids.shape;
+  const pick = tf
+    .oneHot(targets.reshape([B * T]), V)
+    .toFloat()
+    .reshape([B, T, V]);
+  if (!out.copy) {
+    const logsm = tf.logSoftmax(vocab.reshape([B * T, V])).reshape([B, T, V]);
+    const logp = tf.sum(tf.mul(logsm, pick), 2) as tf.Tensor2D;
+    return { logp, hidden: out.hidden, vocab };
+  }
+  const { scores, next } = out.copy;
+  const z = tf.logSumExp(tf.concat([vocab, scores], 2), 2);
+  // Keys whose next token is the target count for it; the others drop out.
+  const same = tf.equal(targets.expandDims(2), next.expandDims(1)).toFloat();
+  const forTarget = tf.concat(
+    [tf.sum(tf.mul(vocab, pick), 2, true), scores.add(same.sub(1).mul(1e9))],
+    2,
+  );
+  const logp = tf.logSumExp(forTarget, 2).sub(z) as tf.Tensor2D;
+  return { logp, hidden: out.hidden, vocab, copy: out.copy };
 }
 
 /** Right-pads sequences to one bucket length; returns inputs, next-token targets and the mask. */
@@ -53,16 +95,25 @@ export interface Scores {
   entropies: Float32Array[];
 }
 
-/** Scores token sequences (no gradient): per-token log-probs and entropies, padded to a bucket. */
-export async function scoreSequences(model: GPT, sequences: readonly number[][]): Promise<Scores> {
+/**
+ * Scores token sequences (no gradient): per-token log-probs and entropies, padded to a bucket.
+ * With `entropy: false` the entropies are left at 0 and a copy head's full mixture is not formed.
+ */
+export async function scoreSequences(
+  model: GPT,
+  sequences: readonly number[][],
+  opts: { entropy?: boolean } = {},
+): Promise<Scores> {
   const masks = sequences.map((s) => new Array<number>(s.length).fill(1));
   const { ids, targets, B, T } = packBatch(sequences, masks, model.config.context);
   const [lp, en] = tf.tidy(() => {
-    const r = tokenLogProbs(
-      model,
-      tf.tensor2d(ids, [B, T], "int32"),
-      tf.tensor2d(targets, [B, T], "int32"),
-    );
+    const idsT = tf.tensor2d(ids, [B, T], "int32");
+    const targetsT = tf.tensor2d(targets, [B, T], "int32");
+    if (opts.entropy === false) {
+      const { logp } = tokenLogProbs(model, idsT, targetsT);
+      return [logp, tf.zerosLike(logp)];
+    }
+    const r = tokenLogProbsAndEntropy(model, idsT, targetsT);
     return [r.logp, r.entropy];
   });
   const [lpv, env] = (await Promise.all([lp.data(), en.data()])) as [Float32Array, Float32Array];

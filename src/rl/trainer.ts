@@ -4,7 +4,7 @@ import { listTasks, type Split } from "../env";
 import { Rng } from "../env/rng";
 import type { GPT } from "../model/gpt";
 import { AdamW } from "../model/optim";
-import { tokenLogProbs } from "../model/score";
+import { tokenLogProbs, tokenLogProbsAndEntropy } from "../model/score";
 import type { Tokenizer } from "../model/tokenizer";
 import { ADVANTAGES, histogram, keepMask, leaveOneOut } from "./advantages";
 import { type Algorithm, type AlgorithmOverrides, getAlgorithm } from "./algorithms";
@@ -573,7 +573,7 @@ export class Trainer {
       const ids = tf.tensor2d(packed.ids, [B, T], "int32");
       const targets = tf.tensor2d(packed.targets, [B, T], "int32");
       const mask = tf.tensor2d(packed.mask, [B, T]);
-      const r = tokenLogProbs(this.model, ids, targets);
+      const r = tokenLogProbsAndEntropy(this.model, ids, targets);
       const extra: tf.Tensor[] = [];
       if (this.reference) extra.push(tokenLogProbs(this.reference, ids, targets).logp);
       if (this.critic) extra.push(this.values(r.hidden));
