@@ -84,13 +84,15 @@ describe("trainer", () => {
       maxTurns: 6,
       maxActionTokens: 24,
     });
+    let most = 0;
     for (const [i, traj] of trajs.entries()) {
       const rows = trajectoryRows(traj, i, model.config.context);
       const sampled = traj.logprobs.flat();
       const fromRows = rows.flatMap((r) => r.sampleLogp.filter((_, k) => r.mask[k] === 1));
       expect(fromRows).toEqual(sampled);
-      expect(rows.length).toBeGreaterThan(1); // 448 tokens of context: the rule split it
+      most = Math.max(most, rows.length);
     }
+    expect(most).toBeGreaterThan(1); // 448 tokens of context: the rule split the longer episode
     // The player's per-token stats score the same ids: before any update every ratio is 1.
     const stats = await trajectoryTokenStats(model, trajs, [0.5, -0.5], [0.9, 1.1], 1024);
     stats.forEach((turns, i) => {
