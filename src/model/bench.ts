@@ -47,7 +47,7 @@ async function decodeNoCache(
     const T = seqs[0]?.length ?? 0;
     const last = tf.tidy(() => {
       const ids = tf.tensor2d(seqs.flat(), [seqs.length, T], "int32");
-      return model.forward(ids).logits.slice([0, T - 1, 0], [seqs.length, 1, V]);
+      return model.forward(ids, { lastOnly: true }).logits;
     });
     const values = (await last.data()) as Float32Array;
     last.dispose();

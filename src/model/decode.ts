@@ -24,7 +24,7 @@ export interface Generated {
 
 /** Log-softmax of one row of logits at a temperature (in JS, float64). */
 export function logSoftmax(
-  logits: Float32Array,
+  logits: ArrayLike<number>,
   offset: number,
   size: number,
   temperature: number,
@@ -38,6 +38,34 @@ export function logSoftmax(
   const lse = max + Math.log(sum);
   for (let i = 0; i < size; i++) out[i] = (logits[offset + i] as number) / t - lse;
   return out;
+}
+
+/**
+ * A copy head's next-token log-probs over the vocabulary for one row (in JS, float64), from the
+ * vocabulary logits and the copy scores of the row's keys:
+ * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z (see ModelConfig.copyHead).
+ */
+export function copyMixture(
+  vocab: Float32Array,
+  vOffset: number,
+  V: number,
+  scores: Float32Array,
+  sOffset: number,
+  next: readonly number[],
+): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) max = Math.max(max, vocab[vOffset + i] as number);
+  for (let j = 0; j < next.length; j++) max = Math.max(max, scores[sOffset + j] as number);
+  const p = new Float64Array(V);
+  for (let i = 0; i < V; i++) p[i] = Math.exp((vocab[vOffset + i] as number) - max);
+  for (let j = 0; j < next.length; j++) {
+    const y = next[j] as number;
+    if (y >= 0 && y < V) p[y] = (p[y] as number) + Math.exp((scores[sOffset + j] as number) - max);
+  }
+  let z = 0;
+  for (let i = 0; i < V; i++) z += p[i] as number;
+  for (let i = 0; i < V; i++) p[i] = Math.log(p[i] as number) - Math.log(z);
+  return p;
 }
 
 function sample(logp: Float64Array, temperature: number, rng: Rng): number {
@@ -170,7 +198,7 @@ export async function extendAndGenerate(
     }
   });
   let keyMask = tf.tensor2d(mask, [B, P + N]);
-  let { logits, kv, copyKeys } = tf.tidy(() => {
+  let { logits, kv, copyKeys, scores } = tf.tidy(() => {
     const pastKV: LayerKV[] | undefined =
       P > 0
         ? Array.from({ length: L }, (_, l) => {
@@ -220,11 +248,13 @@ export async function extendAndGenerate(
       ...(copying ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
       returnKV: true,
       lastOnly: true,
+      mixture: false,
     });
     return {
       logits: r.logits.reshape([B, V]) as tf.Tensor2D,
       kv: r.kv as LayerKV[],
       copyKeys: r.copyKeys,
+      scores: r.copy ? (r.copy.scores.reshape([B, P + N]) as tf.Tensor2D) : undefined,
     };
   });
   // Each row's extended cache: its valid past keys, then its new tokens' keys.
@@ -265,13 +295,23 @@ export async function extendAndGenerate(
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
+      // Copy head: the mixture of the vocabulary and the pointers to every key so far, in JS.
+      const copyValues = scores ? ((await scores.data()) as Float32Array) : null;
+      const width = (copyNext[0] as number[]).length;
       const next = new Int32Array(B);
       for (let b = 0; b < B; b++) {
         if (done[b]) {
           next[b] = PAD;
           continue;
         }
-        const lp = logSoftmax(values, b * V, V, opts.temperature);
+        const lp = copyValues
+          ? logSoftmax(
+              copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]),
+              0,
+              V,
+              opts.temperature,
+            )
+          : logSoftmax(values, b * V, V, opts.temperature);
         const token = sample(lp, opts.temperature, opts.rng);
         tokens[b]?.push(token);
         logprobs[b]?.push(lp[token] as number);
@@ -288,7 +328,6 @@ export async function extendAndGenerate(
         row[row.length - 1] = next[b] as number;
         row.push(PAD);
       }
-      const width = P + N + step + 1;
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
@@ -299,15 +338,17 @@ export async function extendAndGenerate(
           ...(copyKeys
             ? {
                 pastCopyKeys: copyKeys,
-                copyNext: tf.tensor2d(copyNext.flat(), [B, width], "int32"),
+                copyNext: tf.tensor2d(copyNext.flat(), [B, width + 1], "int32"),
               }
             : {}),
           returnKV: true,
+          mixture: false,
         });
         return {
           logits: out.logits.reshape([B, V]) as tf.Tensor2D,
           kv: out.kv as LayerKV[],
           copyKeys: out.copyKeys,
+          scores: out.copy ? (out.copy.scores.reshape([B, width + 1]) as tf.Tensor2D) : undefined,
         };
       });
       before2.set(before);
@@ -316,9 +357,11 @@ export async function extendAndGenerate(
       keyMask.dispose();
       for (const l of kv) tf.dispose([l.k, l.v]);
       copyKeys?.dispose();
+      scores?.dispose();
       logits = r.logits;
       kv = r.kv;
       copyKeys = r.copyKeys;
+      scores = r.scores;
       keyMask = nextMask;
     }
   } finally {
@@ -326,6 +369,7 @@ export async function extendAndGenerate(
     keyMask.dispose();
     for (const l of kv) tf.dispose([l.k, l.v]);
     copyKeys?.dispose();
+    scores?.dispose();
   }
   return { tokens, logprobs, caches };
 }

@@ -68,6 +68,7 @@ export async function argumentNll(
     const { logprobs } = await scoreSequences(
       model,
       segs.map((s) => s.tokens),
+      { entropy: false },
     );
     segs.forEach((seg, k) => {
       const lp = logprobs[k] as Float32Array;
