@@ -106,7 +106,9 @@ export async function rollout(
   taskIds: readonly string[],
   opts: RolloutOptions,
 ): Promise<Trajectory[]> {
-  const rng = new Rng(opts.seed);
+  // Derived, not `new Rng(seed)`: xoroshiro128+ seeded with a small integer draws ~0.9999999 first,
+  // which sampled the first row's first token from the far tail of its distribution.
+  const rng = Rng.derive(opts.seed, "sampling");
   const concurrency = opts.concurrency ?? 64;
   const out: Trajectory[] = [];
   for (let i = 0; i < taskIds.length; i += concurrency)

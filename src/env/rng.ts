@@ -18,6 +18,10 @@ export function hashString(text: string): number {
 export class Rng {
   private readonly gen: Generator;
 
+  /**
+   * Beware: seeded with a small integer, the first draw is close to 1 (xoroshiro128+ needs its state
+   * mixed); where the first draw matters, use `Rng.derive` (hashed seed), whose first draw is uniform.
+   */
   constructor(seed: number | string) {
     this.gen = xoroshiro128plus(typeof seed === "string" ? hashString(seed) : seed | 0);
   }

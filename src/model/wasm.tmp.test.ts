@@ -1,0 +1,234 @@
+import * as tf from "@tensorflow/tfjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { Rng } from "../env/rng";
+import { selectBackend } from "./backend";
+import { presetConfig } from "./config";
+import { disposeCache, extendAndGenerate, generate } from "./decode";
+import { GPT } from "./gpt";
+import { scoreSequences } from "./score";
+
+beforeAll(async () => {
+  await selectBackend({ force: "wasm" });
+});
+
+const config = presetConfig("tiny", 60);
+
+/** Scales the copy head up so that copying dominates and any misplaced pointer shows. */
+function sharpenCopy(model: GPT): void {
+  for (const { name, variable } of model.weights()) {
+    if (name === "copy.wq" || name === "copy.wk") variable.assign(variable.mul(30));
+    if (name === "copy.b") variable.assign(tf.tensor1d([4]));
+  }
+}
+
+function randomContexts(rng: Rng, lengths: number[]): number[][] {
+  return lengths.map((n) => Array.from({ length: n }, () => rng.int(6, 59)));
+}
+
+describe("GPT", () => {
+  it("has the preset's shape and a deterministic seeded init", async () => {
+    const a = new GPT(config, 3);
+    const b = new GPT(config, 3);
+    const c = new GPT(config, 4);
+    const first = (m: GPT) => Array.from(m.weights()[0]?.variable.dataSync() ?? []).slice(0, 50);
+    expect(first(a)).toEqual(first(b));
+    expect(first(a)).not.toEqual(first(c));
+    expect(a.paramCount()).toBeGreaterThan(10_000);
+    for (const m of [a, b, c]) m.dispose();
+  });
+
+  it("KV-cache decoding gives the full forward pass's next-token log-probs (batch of different lengths)", async () => {
+    const model = new GPT(config, 1);
+    const rng = new Rng(5);
+    const contexts = randomContexts(rng, [3, 17, 40, 9]);
+    // stopToken -1: never stop, so every row decodes the full 24 steps through the cache.
+    const gen = await generate(model, contexts, {
+      temperature: 1,
+      maxTokens: 24,
+      rng: new Rng(9),
+      stopToken: -1,
+    });
+    const full = await scoreSequences(
+      model,
+      contexts.map((c, b) => [...c, ...(gen.tokens[b] as number[])]),
+    );
+    let worst = 0;
+    contexts.forEach((c, b) => {
+      const lp = gen.logprobs[b] as number[];
+      expect(lp.length).toBe(24);
+      lp.forEach((x, t) => {
+        worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[c.length + t] as number)));
+      });
+    });
+    expect(worst).toBeLessThan(1e-4);
+    model.dispose();
+  });
+
+  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings, copy head)", async () => {
+    const variants = [
+      { prevToken: 2, copyHead: true, strongCopy: true },
+      { prevToken: 2, copyHead: true, strongCopy: false },
+      { prevToken: 1, copyHead: false, strongCopy: false },
+      { prevToken: 0, copyHead: true, strongCopy: true },
+    ] as const;
+    for (const { prevToken, copyHead, strongCopy } of variants) {
+      const model = new GPT({ ...config, prevToken, copyHead }, 4);
+      if (strongCopy) sharpenCopy(model);
+      const rng = new Rng(8);
+      const contexts = randomContexts(rng, [5, 30, 12]);
+      const opts = { temperature: 1, maxTokens: 6, rng: new Rng(3), stopToken: -1 };
+      const t1 = await extendAndGenerate(
+        model,
+        contexts.map((tokens) => ({ cache: null, tokens })),
+        opts,
+        true,
+      );
+      // The next turn: the sampled action and an observation of a different length per row.
+      const obs = randomContexts(rng, [7, 2, 19]);
+      const fresh = contexts.map((_, b) => [
+        ...(t1.tokens[b] as number[]),
+        ...(obs[b] as number[]),
+      ]);
+      const t2 = await extendAndGenerate(
+        model,
+        t1.caches.map((cache, b) => ({ cache, tokens: fresh[b] as number[] })),
+        opts,
+        false,
+      );
+      for (const c of t1.caches) disposeCache(c);
+      const seqs = contexts.map((c, b) => [
+        ...c,
+        ...(fresh[b] as number[]),
+        ...(t2.tokens[b] as number[]),
+      ]);
+      const full = await scoreSequences(model, seqs);
+      // The cheap path (targets only, no full mixture) gives the same log-probs.
+      const cheap = await scoreSequences(model, seqs, { entropy: false });
+      cheap.logprobs.forEach((row, b) => {
+        row.forEach((x, t) => {
+          expect(Math.abs(x - (full.logprobs[b]?.[t] as number))).toBeLessThan(1e-4);
+        });
+      });
+      let worst = 0;
+      contexts.forEach((c, b) => {
+        (t1.logprobs[b] as number[]).forEach((x, t) => {
+          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[c.length + t] as number)));
+        });
+        const at = c.length + (fresh[b] as number[]).length;
+        (t2.logprobs[b] as number[]).forEach((x, t) => {
+          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[at + t] as number)));
+        });
+      });
+      expect(worst).toBeLessThan(1e-4);
+      model.dispose();
+    }
+  });
+
+  it("growing a model a two-back token embedding keeps its function, then the new table trains", async () => {
+    const small = new GPT({ ...config, prevToken: 1 }, 6);
+    const grown = GPT.withPrevTokens(small, 2);
+    expect(grown.config.prevToken).toBe(2);
+    expect(grown.paramCount()).toBe(small.paramCount() + config.vocabSize * config.dModel);
+    const seqs = randomContexts(new Rng(2), [12, 30]);
+    const a = await scoreSequences(small, seqs);
+    const b = await scoreSequences(grown, seqs);
+    let worst = 0;
+    a.logprobs.forEach((x, i) => {
+      x.forEach((v, t) => {
+        worst = Math.max(worst, Math.abs(v - (b.logprobs[i]?.[t] as number)));
+      });
+    });
+    expect(worst).toBeLessThan(1e-5);
+    expect(() => GPT.withPrevTokens(grown, 1)).toThrow(/cannot drop/);
+    for (const m of [small, grown]) m.dispose();
+  });
+
+  it("a copy head alone puts each token's mass on what followed its earlier occurrences", async () => {
+    const model = new GPT({ ...config, copyHead: true }, 1);
+    // Vocabulary logits all 0, every earlier position scored 40: p(y) = #{j < t: x_{j+1} = y} / t.
+    for (const { name, variable } of model.weights())
+      if (name === "wte" || name === "copy.wq" || name === "copy.wk")
+        variable.assign(tf.zerosLike(variable));
+      else if (name === "copy.b") variable.assign(tf.tensor1d([40]));
+    const seq = [10, 11, 10, 12, 10, 11, 10, 13, 10, 11];
+    const { logprobs, entropies } = await scoreSequences(model, [seq]);
+    for (let t = 2; t < seq.length; t++) {
+      // Predicting seq[t] from positions 0..t-1: candidates j < t - 1 (whose next token is known).
+      const candidates = seq.slice(1, t);
+      const hits = candidates.filter((x) => x === seq[t]).length;
+      const expected = hits > 0 ? Math.log(hits / candidates.length) : -Infinity;
+      if (hits > 0) expect(logprobs[0]?.[t]).toBeCloseTo(expected, 4);
+      else expect(logprobs[0]?.[t] as number).toBeLessThan(-15);
+    }
+    // At t = 4 (context 10 11 10 12) the candidates are 11, 10, 12: entropy log 3.
+    expect(entropies[0]?.[4]).toBeCloseTo(Math.log(3), 4);
+    model.dispose();
+  });
+
+  it("greedy decoding is deterministic and sampling follows the seed", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [10, 20]);
+    const g1 = await generate(model, ctx, {
+      temperature: 0,
+      maxTokens: 8,
+      rng: new Rng(1),
+      stopToken: -1,
+    });
+    const g2 = await generate(model, ctx, {
+      temperature: 0,
+      maxTokens: 8,
+      rng: new Rng(2),
+      stopToken: -1,
+    });
+    expect(g1.tokens).toEqual(g2.tokens);
+    const s1 = await generate(model, ctx, {
+      temperature: 1,
+      maxTokens: 8,
+      rng: new Rng(7),
+      stopToken: -1,
+    });
+    const s2 = await generate(model, ctx, {
+      temperature: 1,
+      maxTokens: 8,
+      rng: new Rng(7),
+      stopToken: -1,
+    });
+    expect(s1).toEqual(s2);
+    model.dispose();
+  });
+
+  it("stops each row at the stop token and at the per-turn cap", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [5, 6, 7]);
+    const g = await generate(model, ctx, {
+      temperature: 1.5,
+      maxTokens: 30,
+      rng: new Rng(3),
+      stopToken: 7,
+    });
+    for (const row of g.tokens) {
+      expect(row.length).toBeLessThanOrEqual(30);
+      const i = row.indexOf(7);
+      if (i >= 0) expect(i).toBe(row.length - 1);
+      else expect(row.length).toBe(30);
+    }
+    model.dispose();
+  });
+
+  it("leaks no tensors over repeated decoding and scoring", async () => {
+    const model = new GPT(config, 2);
+    const ctx = randomContexts(new Rng(1), [12, 30]);
+    const once = async () => {
+      const g = await generate(model, ctx, { temperature: 1, maxTokens: 6, rng: new Rng(1) });
+      await scoreSequences(
+        model,
+        ctx.map((c, b) => [...c, ...(g.tokens[b] as number[])]),
+      );
+    };
+    await once();
+    const after1 = tf.memory().numTensors;
+    for (let i = 0; i < 4; i++) await once();
+    expect(tf.memory().numTensors).toBe(after1);
+    model.dispose();
+  });
+});
