@@ -3,10 +3,11 @@
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
- *                       [--world-weight W] [--backend wasm|cpu] [--json]
+ *                       [--world-weight W] [--copy-head] [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token 2 it grows the model a two-back token embedding first (starting at zero).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
+ * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
  * so for a reproducible run give --max-steps instead. The defaults are the shipped checkpoint's
  * recipe (`npm run pretrain -- --seed 0 --out DIR`: 804 steps); --max-steps 0 runs every epoch.
@@ -35,6 +36,7 @@ const { values: v } = parseArgs({
     worlds: { type: "string", default: "36" },
     "world-weight": { type: "string", default: "0" },
     "prev-token": { type: "string" },
+    "copy-head": { type: "boolean", default: false },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
@@ -92,7 +94,7 @@ async function main(): Promise<void> {
     init.model.dispose();
   } else if (init) model = init.model;
   else {
-    const cfg = presetConfig(preset, tok.size);
+    const cfg = { ...presetConfig(preset, tok.size), copyHead: v["copy-head"] as boolean };
     model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
   }
   const config = model.config;

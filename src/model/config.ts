@@ -39,7 +39,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     nHeads: 2,
     dMlp: 64,
     prevToken: 1,
-    copyHead: true,
+    copyHead: false,
   },
   /** Quick experiments on a CPU. */
   small: {
@@ -49,7 +49,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     nHeads: 2,
     dMlp: 256,
     prevToken: 1,
-    copyHead: true,
+    copyHead: false,
   },
   /** The page's model: at most 2M parameters. */
   default: {
@@ -59,7 +59,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     nHeads: 4,
     dMlp: 512,
     prevToken: 1,
-    copyHead: true,
+    copyHead: false,
   },
 };
 

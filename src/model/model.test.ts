@@ -10,7 +10,8 @@ beforeAll(async () => {
   await tf.setBackend("cpu");
 });
 
-const config = presetConfig("tiny", 60);
+// The copy head on: every test below runs through it (one test covers the configs without it).
+const config = { ...presetConfig("tiny", 60), copyHead: true };
 
 /** Scales the copy head up so that copying dominates and any misplaced pointer shows. */
 function sharpenCopy(model: GPT): void {
