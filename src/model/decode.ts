@@ -88,11 +88,9 @@ export interface RowCache {
   kv: LayerKV[];
   length: number;
   /**
-   * The context's last two token ids, oldest first (<pad> before the start): the tokens one and two
-   * before the next one, for prevToken models.
+   * The context's token ids: its last two are the tokens one and two before the next one
+   * (prevToken models), and a copy pointer to position j copies ids[j + 1].
    */
-  tail: [number, number];
-  /** Copy head: the context's token ids (what a pointer to each position copies: the next one). */
   ids: number[];
   /** Copy head: the context's copy keys [1, length, d]. */
   copyKeys?: tf.Tensor3D;
@@ -158,12 +156,9 @@ export async function extendAndGenerate(
       );
     if (r.cache && r.cache.kv.length !== L) throw new Error("a cache from another model");
   });
-  // Each row's context (cached tail + new tokens) for the tokens one and two back of every input.
-  const history = rows.map((r) => [...(r.cache?.tail ?? [PAD, PAD]), ...r.tokens]);
-  const tails = history.map((h) => [h[h.length - 2], h[h.length - 1]] as [number, number]);
+  // Each row's whole context: the cached one, then the new tokens.
+  const contexts = rows.map((r) => [...(r.cache?.ids ?? []), ...r.tokens]);
   const copying = model.config.copyHead;
-  // Each row's whole context (copy head: a pointer to position j copies token j + 1).
-  const contexts = rows.map((r) => (copying ? [...(r.cache?.ids ?? []), ...r.tokens] : []));
   const maxPast = Math.max(...past);
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
@@ -173,71 +168,70 @@ export async function extendAndGenerate(
   const pos = new Int32Array(B * N);
   const mask = new Float32Array(B * (P + N));
   // Copy head: the token after each key, per row, over the keys so far (grows by one per step).
-  const copyNext = rows.map(() => new Array<number>(P + N).fill(PAD));
+  const copyNext = copying ? rows.map(() => new Array<number>(P + N).fill(PAD)) : null;
   rows.forEach((r, b) => {
-    if (!copying) return;
     const S = past[b] as number;
     const ctx = contexts[b] as number[];
     const pad = N - r.tokens.length;
-    const row = copyNext[b] as number[];
+    for (let j = 0; j < P; j++) mask[b * (P + N) + j] = j >= P - S ? 1 : 0;
+    for (let j = 0; j < N; j++) {
+      const c = S + j - pad; // the token's index in its context
+      ids[b * N + j] = j < pad ? PAD : (ctx[c] as number);
+      // The tokens one and two before (<pad> before the start).
+      prev[b * N + j] = j < pad ? PAD : (ctx[c - 1] ?? PAD);
+      prev2[b * N + j] = j < pad ? PAD : (ctx[c - 2] ?? PAD);
+      pos[b * N + j] = j < pad ? 0 : c;
+      mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
+    }
+    const row = copyNext?.[b];
+    if (!row) return;
     for (let c = 0; c < S; c++) row[P - S + c] = ctx[c + 1] as number;
     for (let j = pad; j < N; j++) row[P + j] = ctx[S + j - pad + 1] ?? PAD;
   });
-  rows.forEach((r, b) => {
+  // Cached tensors have the context on `axis`: stacked, each left-padded to P (zeros without a
+  // cache); and cut back out per row (its valid past, then its new tokens).
+  const stackPast = (
+    get: (c: RowCache) => tf.Tensor | undefined,
+    axis: number,
+    empty: number[],
+  ): tf.Tensor =>
+    tf.concat(
+      rows.map((r, b) => {
+        const t = r.cache ? get(r.cache) : undefined;
+        if (!t) return tf.zeros(empty);
+        const pads = t.shape.map(() => [0, 0] as [number, number]);
+        pads[axis] = [P - (past[b] as number), 0];
+        return tf.pad(t, pads);
+      }),
+      0,
+    );
+  const cutRow = <T extends tf.Tensor>(t: T, b: number, axis: number): T => {
     const S = past[b] as number;
-    const pad = N - r.tokens.length;
-    for (let j = 0; j < P; j++) mask[b * (P + N) + j] = j >= P - S ? 1 : 0;
-    for (let j = 0; j < N; j++) {
-      ids[b * N + j] = j < pad ? PAD : (r.tokens[j - pad] as number);
-      // The tokens one and two before (from the cached tail for the first new ones, <pad> at a start).
-      const h = history[b] as number[];
-      prev[b * N + j] = j < pad ? PAD : (h[j - pad + 1] as number);
-      prev2[b * N + j] = j < pad ? PAD : (h[j - pad] as number);
-      pos[b * N + j] = j < pad ? 0 : S + j - pad;
-      mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
-    }
-  });
+    const n = fresh[b] as number;
+    const part = (from: number, length: number) => {
+      const begin = t.shape.map(() => 0);
+      const size = t.shape.slice();
+      begin[0] = b;
+      size[0] = 1;
+      begin[axis] = from;
+      size[axis] = length;
+      return tf.slice(t, begin, size);
+    };
+    const added = part(P + N - n, n);
+    return (S === 0 ? added : tf.concat([part(P - S, S), added], axis)) as T;
+  };
   let keyMask = tf.tensor2d(mask, [B, P + N]);
   let { logits, kv, copyKeys, scores } = tf.tidy(() => {
     const pastKV: LayerKV[] | undefined =
       P > 0
         ? Array.from({ length: L }, (_, l) => {
             const side = (which: "k" | "v") =>
-              tf.concat(
-                rows.map((r, b) => {
-                  const t = r.cache?.kv[l]?.[which];
-                  const S = past[b] as number;
-                  return t
-                    ? tf.pad(t, [
-                        [0, 0],
-                        [0, 0],
-                        [P - S, 0],
-                        [0, 0],
-                      ])
-                    : tf.zeros([1, H, P, hd]);
-                }),
-                0,
-              ) as tf.Tensor4D;
+              stackPast((c) => c.kv[l]?.[which], 2, [1, H, P, hd]) as tf.Tensor4D;
             return { k: side("k"), v: side("v") };
           })
         : undefined;
     const pastCopyKeys =
-      copying && P > 0
-        ? (tf.concat(
-            rows.map((r, b) => {
-              const t = r.cache?.copyKeys;
-              const S = past[b] as number;
-              return t
-                ? tf.pad(t, [
-                    [0, 0],
-                    [P - S, 0],
-                    [0, 0],
-                  ])
-                : tf.zeros([1, P, d]);
-            }),
-            0,
-          ) as tf.Tensor3D)
-        : undefined;
+      copying && P > 0 ? (stackPast((c) => c.copyKeys, 1, [1, P, d]) as tf.Tensor3D) : undefined;
     const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
       positions: tf.tensor2d(pos, [B, N], "int32"),
       prevIds: tf.tensor2d(prev, [B, N], "int32"),
@@ -245,7 +239,7 @@ export async function extendAndGenerate(
       keyMask,
       ...(pastKV ? { past: pastKV } : {}),
       ...(pastCopyKeys ? { pastCopyKeys } : {}),
-      ...(copying ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
+      ...(copyNext ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
       returnKV: true,
       lastOnly: true,
       mixture: false,
@@ -260,58 +254,42 @@ export async function extendAndGenerate(
   // Each row's extended cache: its valid past keys, then its new tokens' keys.
   const caches: RowCache[] = keepCaches
     ? tf.tidy(() =>
-        rows.map((_, b) => {
-          const S = past[b] as number;
-          const n = fresh[b] as number;
-          const cut = (t: tf.Tensor4D) => {
-            const added = t.slice([b, 0, P + N - n, 0], [1, H, n, hd]);
-            if (S === 0) return added;
-            return tf.concat([t.slice([b, 0, P - S, 0], [1, H, S, hd]), added], 2) as tf.Tensor4D;
-          };
-          const keys = copyKeys;
-          const cutKeys = keys
-            ? (() => {
-                const added = keys.slice([b, P + N - n, 0], [1, n, d]);
-                if (S === 0) return added;
-                return tf.concat([keys.slice([b, P - S, 0], [1, S, d]), added], 1) as tf.Tensor3D;
-              })()
-            : undefined;
-          return {
-            kv: kv.map((l) => ({ k: cut(l.k), v: cut(l.v) })),
-            length: S + n,
-            tail: tails[b] as [number, number],
-            ids: contexts[b] as number[],
-            ...(cutKeys ? { copyKeys: cutKeys } : {}),
-          };
-        }),
+        rows.map((_, b) => ({
+          kv: kv.map((l) => ({ k: cutRow(l.k, b, 2), v: cutRow(l.v, b, 2) })),
+          length: (past[b] as number) + (fresh[b] as number),
+          ids: contexts[b] as number[],
+          ...(copyKeys ? { copyKeys: cutRow(copyKeys, b, 1) } : {}),
+        })),
       )
     : [];
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
   // The tokens one and two before each row's next input: the context's tail, then the sampled ones.
-  const before = Int32Array.from(tails.map((t) => t[1]));
-  const before2 = Int32Array.from(tails.map((t) => t[0]));
+  const before = Int32Array.from(contexts.map((c) => c.at(-1) ?? PAD));
+  const before2 = Int32Array.from(contexts.map((c) => c.at(-2) ?? PAD));
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
       // Copy head: the mixture of the vocabulary and the pointers to every key so far, in JS.
       const copyValues = scores ? ((await scores.data()) as Float32Array) : null;
-      const width = (copyNext[0] as number[]).length;
+      const width = P + N + step; // keys so far
+
       const next = new Int32Array(B);
       for (let b = 0; b < B; b++) {
         if (done[b]) {
           next[b] = PAD;
           continue;
         }
-        const lp = copyValues
-          ? logSoftmax(
-              copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]),
-              0,
-              V,
-              opts.temperature,
-            )
-          : logSoftmax(values, b * V, V, opts.temperature);
+        const lp =
+          copyValues && copyNext
+            ? logSoftmax(
+                copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]),
+                0,
+                V,
+                opts.temperature,
+              )
+            : logSoftmax(values, b * V, V, opts.temperature);
         const token = sample(lp, opts.temperature, opts.rng);
         tokens[b]?.push(token);
         logprobs[b]?.push(lp[token] as number);
@@ -323,11 +301,10 @@ export async function extendAndGenerate(
       for (let b = 0; b < B; b++) positions[b] = (past[b] as number) + (fresh[b] as number) + step;
       const nextMask = tf.tidy(() => tf.concat([keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
       // The last key's next token is the one fed now; the new key's is not known yet.
-      for (let b = 0; b < B; b++) {
-        const row = copyNext[b] as number[];
-        row[row.length - 1] = next[b] as number;
+      copyNext?.forEach((row, b) => {
+        row[width - 1] = next[b] as number;
         row.push(PAD);
-      }
+      });
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
@@ -335,7 +312,7 @@ export async function extendAndGenerate(
           prev2Ids: tf.tensor2d(before2.slice(), [B, 1], "int32"),
           keyMask: nextMask,
           past: kv,
-          ...(copyKeys
+          ...(copyKeys && copyNext
             ? {
                 pastCopyKeys: copyKeys,
                 copyNext: tf.tensor2d(copyNext.flat(), [B, width + 1], "int32"),

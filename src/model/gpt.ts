@@ -65,6 +65,17 @@ export interface ForwardResult {
 let instances = 0;
 
 /**
+ * ids [B, T] moved `by` columns right (the token `by` before each; by < 0: the one after), the
+ * vacated columns filled with 0, the <pad> id.
+ */
+function shiftIds(ids: tf.Tensor2D, by: number): tf.Tensor2D {
+  const [B, T] = ids.shape;
+  const n = Math.abs(by);
+  const padded = tf.pad(ids, [[0, 0], by > 0 ? [n, 0] : [0, n]]);
+  return padded.slice([0, by > 0 ? 0 : n], [B, T]) as tf.Tensor2D;
+}
+
+/**
  * The copy head's next-token distribution over the vocabulary, as log-probs [B, T, V]:
  * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z, Z summing over the vocabulary and every key.
  */
@@ -235,14 +246,7 @@ export class GPT {
       ["wprev2", opts.prev2Ids],
     ];
     back.slice(0, this.config.prevToken).forEach(([table, given], k) => {
-      const shifted =
-        given ??
-        (tf
-          .pad(ids, [
-            [0, 0],
-            [k + 1, 0],
-          ])
-          .slice([0, 0], [B, T]) as tf.Tensor2D);
+      const shifted = given ?? shiftIds(ids, k + 1);
       x = x.add(
         this.embed(this.w(table) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
       );
@@ -315,14 +319,7 @@ export class GPT {
       .mul(1 / Math.sqrt(d))
       .add(this.w("copy.b"))
       .add(allowed.sub(1).mul(1e9)) as tf.Tensor3D;
-    const next =
-      opts.copyNext ??
-      (tf
-        .pad(ids, [
-          [0, 0],
-          [0, 1],
-        ])
-        .slice([0, 1], [B, T]) as tf.Tensor2D);
+    const next = opts.copyNext ?? shiftIds(ids, -1);
     if (opts.mixture === false) {
       result.copy = { scores, next };
       return result;
