@@ -1,6 +1,6 @@
 import type { Task } from "../env";
 import { Rng } from "../env/rng";
-import { type Flaws, ScriptActor } from "./scriptActor";
+import { type Flaws, NO_FLAWS, ScriptActor } from "./scriptActor";
 import { ScriptPolicy } from "./scripted";
 
 /** Default flaw rates: tuned so the demonstrator solves roughly 30-50% of train tasks. */
@@ -10,6 +10,46 @@ export const DEFAULT_FLAWS: Flaws = {
   firstPageOnly: 0.7,
   assume: 0.6,
   giveUp: 0.6,
+};
+
+/**
+ * Parses flaw rates written as `name=rate,...` (e.g. `giveUp=0.2,assume=0.3`) or a preset name
+ * (`default`, `mild`, `none`). Throws with a message naming the bad part; unnamed flaws keep
+ * their default rates.
+ */
+export function parseFlaws(spec: string): Partial<Flaws> {
+  const preset = FLAW_PRESETS[spec.trim()];
+  if (preset) return { ...preset };
+  const out: Partial<Flaws> = {};
+  for (const part of spec.split(",")) {
+    const m = /^\s*(\w+)\s*=\s*([0-9.]+)\s*$/.exec(part);
+    if (!m) throw new Error(`bad flaw '${part}': write name=rate, e.g. giveUp=0.2`);
+    const [, name, value] = m as unknown as [string, string, string];
+    if (!(name in DEFAULT_FLAWS))
+      throw new Error(`unknown flaw '${name}': one of ${Object.keys(DEFAULT_FLAWS).join(", ")}`);
+    const rate = Number(value);
+    if (!(rate >= 0 && rate <= 1)) throw new Error(`flaw rate '${value}' must be in [0, 1]`);
+    out[name as keyof Flaws] = rate;
+  }
+  return out;
+}
+
+/**
+ * Milder rates, for behaviour cloning: every flaw still shows, but the demonstrator solves about
+ * 75% of train (the default rates: about 40%), so that an imperfect imitator still solves some.
+ */
+export const MILD_FLAWS: Flaws = {
+  skipDoc: 0.5,
+  wrongArgName: 0.3,
+  firstPageOnly: 0.3,
+  assume: 0.3,
+  giveUp: 0.2,
+};
+
+const FLAW_PRESETS: Record<string, Flaws> = {
+  default: DEFAULT_FLAWS,
+  mild: MILD_FLAWS,
+  none: NO_FLAWS,
 };
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Runs the expert (or the demonstrator) over a split:
  *   npm run experts -- --split <train|dev|test_normal|test_challenge|all> [--policy expert|demonstrator]
- *                      [--seed S] [--json]
+ *                      [--seed S] [--flaws default|mild|name=rate,...] [--json]
  * Exit status 0 only if every task was solved.
  */
 import { parseArgs } from "node:util";
-import { createDemonstrator } from "../agent/demonstrator";
+import { createDemonstrator, parseFlaws } from "../agent/demonstrator";
 import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
 import { createEpisode, SPLITS, type Split, tasksOf } from "../env";
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     split: { type: "string", default: "all" },
     policy: { type: "string", default: "expert" },
     seed: { type: "string", default: "0" },
+    flaws: { type: "string", default: "default" },
     json: { type: "boolean", default: false },
   },
 });
@@ -31,6 +32,12 @@ if (policyName !== "expert" && policyName !== "demonstrator")
   fail(`Unknown policy '${policyName}'. Use expert or demonstrator.`);
 const seed = Number(values.seed);
 if (!Number.isInteger(seed)) fail(`--seed must be an integer, got '${values.seed}'.`);
+let flaws: ReturnType<typeof parseFlaws>;
+try {
+  flaws = parseFlaws(values.flaws as string);
+} catch (e) {
+  fail(`--flaws: ${(e as Error).message}`);
+}
 
 const splits: Split[] = splitArg === "all" ? [...SPLITS] : [splitArg as Split];
 const episodes: {
@@ -44,7 +51,8 @@ const stats = { obsChars: [] as number[], episodeChars: [] as number[] };
 for (const split of splits)
   for (const task of tasksOf(split)) {
     const ep = createEpisode(task.id, { mode: "eval" });
-    const policy = policyName === "expert" ? createExpert(task) : createDemonstrator(task, seed);
+    const policy =
+      policyName === "expert" ? createExpert(task) : createDemonstrator(task, seed, flaws);
     const run = runEpisode(ep, policy);
     episodes.push({
       taskId: task.id,
@@ -69,7 +77,9 @@ if (values.json) {
 } else {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const max = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
-  console.log(`policy: ${policyName}${policyName === "demonstrator" ? ` (seed ${seed})` : ""}`);
+  console.log(
+    `policy: ${policyName}${policyName === "demonstrator" ? ` (seed ${seed}, flaws ${values.flaws})` : ""}`,
+  );
   console.log("split            tasks  solved   rate  turns(mean/max)");
   for (const split of splits) {
     const eps = episodes.filter((e) => e.split === split);

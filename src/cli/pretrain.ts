@@ -3,10 +3,12 @@
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
- *                       [--world-weight W] [--copy-head] [--backend wasm|cpu] [--json]
+ *                       [--world-weight W] [--copy-head] [--flaws default|mild|name=rate,...]
+ *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token 2 it grows the model a two-back token embedding first (starting at zero).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
+ * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
  * so for a reproducible run give --max-steps instead. The defaults are the shipped checkpoint's
@@ -16,6 +18,7 @@
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parseFlaws } from "../agent/demonstrator";
 import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc, tasksOf, trainWorldTasks } from "../env";
@@ -37,6 +40,7 @@ const { values: v } = parseArgs({
     "world-weight": { type: "string", default: "0" },
     "prev-token": { type: "string" },
     "copy-head": { type: "boolean", default: false },
+    flaws: { type: "string", default: "default" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
     "batch-tokens": { type: "string", default: "4096" },
@@ -75,7 +79,12 @@ async function main(): Promise<void> {
   );
   // The train split's tasks plus its scenarios re-instantiated on `--worlds` fresh worlds.
   const worlds = num("worlds", v.worlds);
-  const demos = collectDemonstrations([...tasksOf("train"), ...trainWorldTasks(worlds)], demoSeeds);
+  const flaws = parseFlaws(v.flaws as string);
+  const demos = collectDemonstrations(
+    [...tasksOf("train"), ...trainWorldTasks(worlds)],
+    demoSeeds,
+    flaws,
+  );
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init = v.init ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
   const tok =
@@ -121,7 +130,7 @@ async function main(): Promise<void> {
     const { manifest, blob } = await saveCheckpoint(model, tok, {
       createdAt: new Date().toISOString(),
       step,
-      notes: `SFT on ${demos.length} demonstrator episodes (train), preset ${preset}, seed ${seed}`,
+      notes: `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
     });
     await saveCheckpointToDir(v.out as string, manifest, blob);
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createDemonstrator } from "../agent/demonstrator";
+import { createDemonstrator, MILD_FLAWS, parseFlaws } from "../agent/demonstrator";
 import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
 import type { Flaws } from "../agent/scriptActor";
@@ -86,6 +86,19 @@ describe("the demonstrator", () => {
     expect(base).toBeLessThan(0.5);
     expect(rate({ giveUp: 1, skipDoc: 1, wrongArgName: 1 })).toBeLessThan(base);
     expect(rate({ skipDoc: 0, firstPageOnly: 0, assume: 0, giveUp: 0, wrongArgName: 0 })).toBe(1);
+    const mild = rate(parseFlaws("mild"));
+    console.log(`demonstrator success on train with mild flaws: ${(100 * mild).toFixed(1)}%`);
+    expect(mild).toBeGreaterThan(0.6);
+    expect(mild).toBeLessThan(0.9);
+  });
+
+  it("reads flaw rates from a spec and refuses a bad one with a message", () => {
+    expect(parseFlaws("giveUp=0.2, assume=0")).toEqual({ giveUp: 0.2, assume: 0 });
+    expect(parseFlaws("mild")).toEqual(MILD_FLAWS);
+    expect(parseFlaws("none").giveUp).toBe(0);
+    expect(() => parseFlaws("giveup=0.2")).toThrow(/unknown flaw 'giveup'/);
+    expect(() => parseFlaws("giveUp=2")).toThrow(/must be in \[0, 1\]/);
+    expect(() => parseFlaws("giveUp")).toThrow(/write name=rate/);
   });
 
   it("is reproducible: same task and seed, same episode; another seed, other flaws", () => {
