@@ -50,6 +50,7 @@ describe("sampling and scoring agree", () => {
         dMlp: 32,
         prevToken: 1,
         copyHead: true,
+        copyContinue: true,
       },
       3,
     );

@@ -3,13 +3,15 @@
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
- *                       [--world-weight W] [--copy-head] [--flaws default|mild|name=rate,...]
+ *                       [--world-weight W] [--copy-head] [--copy-continue] [--flaws default|mild|name=rate,...]
  *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
- * with --prev-token 2 it grows the model a two-back token embedding first (starting at zero).
+ * with --prev-token 2 it grows the model a two-back token embedding first, with --copy-continue
+ * the copy continuation prior (each starting at zero: the same function, then it learns).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
- * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe).
+ * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe),
+ * --copy-continue also its continuation prior (ModelConfig.copyContinue).
  * Same seed and options, same checkpoint (bit for bit on the same backend); --minutes stops on time,
  * so for a reproducible run give --max-steps instead. The defaults are the shipped checkpoint's
  * recipe (`npm run pretrain -- --seed 0 --out DIR`: 804 steps); --max-steps 0 runs every epoch.
@@ -40,6 +42,7 @@ const { values: v } = parseArgs({
     "world-weight": { type: "string", default: "0" },
     "prev-token": { type: "string" },
     "copy-head": { type: "boolean", default: false },
+    "copy-continue": { type: "boolean", default: false },
     flaws: { type: "string", default: "default" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
@@ -96,14 +99,26 @@ async function main(): Promise<void> {
   const prevToken = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
   if (prevToken !== undefined && prevToken !== 0 && prevToken !== 1 && prevToken !== 2)
     throw new Error("--prev-token must be 0, 1 or 2");
+  const copyContinue = v["copy-continue"] as boolean;
   let model: GPT;
-  if (init && prevToken !== undefined && prevToken !== init.model.config.prevToken) {
-    // Grow the initial model: the new previous-token table starts at zero (same function).
-    model = GPT.withPrevTokens(init.model, prevToken);
+  if (
+    init &&
+    ((prevToken !== undefined && prevToken !== init.model.config.prevToken) ||
+      (copyContinue && !init.model.config.copyContinue))
+  ) {
+    // Grow the initial model: the new parameters start at zero (same function).
+    model = GPT.grow(init.model, {
+      ...(prevToken !== undefined ? { prevToken } : {}),
+      ...(copyContinue ? { copyContinue } : {}),
+    });
     init.model.dispose();
   } else if (init) model = init.model;
   else {
-    const cfg = { ...presetConfig(preset, tok.size), copyHead: v["copy-head"] as boolean };
+    const cfg = {
+      ...presetConfig(preset, tok.size),
+      copyHead: (v["copy-head"] as boolean) || copyContinue,
+      copyContinue,
+    };
     model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
   }
   const config = model.config;

@@ -37,6 +37,7 @@ function tinyConfig(over: Partial<ModelConfig> = {}): ModelConfig {
     dMlp: 32,
     prevToken: 1,
     copyHead: true,
+    copyContinue: true,
     ...over,
   } as ModelConfig;
 }

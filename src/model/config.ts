@@ -25,6 +25,14 @@ export interface ModelConfig {
    * false (older checkpoints): the vocabulary head only.
    */
   copyHead: boolean;
+  /**
+   * With the copy head: a continuation prior for the pointer. Position t's score for key j gains
+   * c * a_{t-1}(j-1), where a_{t-1} is the previous position's copy attention (the softmax of its
+   * scores over its earlier positions): once the pointer has found a value's first character it
+   * is drawn along the value, instead of jumping to another occurrence of the character it just
+   * wrote. c is learned (`copy.cont`, starting at 0). false (older checkpoints): no prior.
+   */
+  copyContinue: boolean;
 }
 
 export type PresetName = "tiny" | "small" | "default";
@@ -40,6 +48,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     dMlp: 64,
     prevToken: 1,
     copyHead: false,
+    copyContinue: false,
   },
   /** Quick experiments on a CPU. */
   small: {
@@ -50,6 +59,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     dMlp: 256,
     prevToken: 1,
     copyHead: false,
+    copyContinue: false,
   },
   /** The page's model: at most 2M parameters. */
   default: {
@@ -60,6 +70,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     dMlp: 512,
     prevToken: 1,
     copyHead: false,
+    copyContinue: false,
   },
 };
 
@@ -74,7 +85,12 @@ export function presetConfig(name: PresetName, vocabSize: number): ModelConfig {
 const SIZE_KEYS = ["vocabSize", "context", "dModel", "nLayers", "nHeads", "dMlp"] as const;
 
 /** Every field of a config, in a fixed order. */
-export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [...SIZE_KEYS, "prevToken", "copyHead"];
+export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [
+  ...SIZE_KEYS,
+  "prevToken",
+  "copyHead",
+  "copyContinue",
+];
 
 /** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
 export function validateConfig(c: unknown): ModelConfig {
@@ -92,6 +108,12 @@ export function validateConfig(c: unknown): ModelConfig {
     throw new Error(
       `model config: copyHead must be true or false, got ${JSON.stringify(copyHead)}`,
     );
+  const copyContinue = v?.copyContinue ?? false; // absent in checkpoints made before the field existed
+  if (typeof copyContinue !== "boolean")
+    throw new Error(
+      `model config: copyContinue must be true or false, got ${JSON.stringify(copyContinue)}`,
+    );
+  if (copyContinue && !copyHead) throw new Error("model config: copyContinue needs copyHead");
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");
@@ -104,5 +126,6 @@ export function validateConfig(c: unknown): ModelConfig {
     dMlp: cfg.dMlp,
     prevToken: prev,
     copyHead,
+    copyContinue,
   };
 }

@@ -94,12 +94,15 @@ export interface RowCache {
   ids: number[];
   /** Copy head: the context's copy keys [1, length, d]. */
   copyKeys?: tf.Tensor3D;
+  /** Copy continuation: the copy query of the context's last position [1, d]. */
+  copyQuery?: tf.Tensor2D;
 }
 
 export function disposeCache(cache: RowCache | null | undefined): void {
   if (!cache) return;
   for (const l of cache.kv) tf.dispose([l.k, l.v]);
   cache.copyKeys?.dispose();
+  cache.copyQuery?.dispose();
 }
 
 /** One row to decode: its cache (null = none) and the tokens that extend it (the whole context without one). */
@@ -169,6 +172,10 @@ export async function extendAndGenerate(
   const mask = new Float32Array(B * (P + N));
   // Copy head: the token after each key, per row, over the keys so far (grows by one per step).
   const copyNext = copying ? rows.map(() => new Array<number>(P + N).fill(PAD)) : null;
+  // Copy continuation: the index of the key before each key in its row (-1: none), over the keys
+  // so far; a row's past and new tokens are contiguous in its context, not in the padded layout.
+  const continuing = model.config.copyContinue;
+  const prevKey = continuing ? rows.map(() => new Array<number>(P + N).fill(-1)) : null;
   rows.forEach((r, b) => {
     const S = past[b] as number;
     const ctx = contexts[b] as number[];
@@ -182,6 +189,11 @@ export async function extendAndGenerate(
       prev2[b * N + j] = j < pad ? PAD : (ctx[c - 2] ?? PAD);
       pos[b * N + j] = j < pad ? 0 : c;
       mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
+    }
+    const back = prevKey?.[b];
+    if (back) {
+      for (let c = 1; c < S; c++) back[P - S + c] = P - S + c - 1;
+      for (let j = pad; j < N; j++) back[P + j] = j > pad ? P + j - 1 : S > 0 ? P - 1 : -1;
     }
     const row = copyNext?.[b];
     if (!row) return;
@@ -221,7 +233,7 @@ export async function extendAndGenerate(
     return (S === 0 ? added : tf.concat([part(P - S, S), added], axis)) as T;
   };
   let keyMask = tf.tensor2d(mask, [B, P + N]);
-  let { logits, kv, copyKeys, scores } = tf.tidy(() => {
+  let { logits, kv, copyKeys, scores, copyQuery } = tf.tidy(() => {
     const pastKV: LayerKV[] | undefined =
       P > 0
         ? Array.from({ length: L }, (_, l) => {
@@ -240,6 +252,15 @@ export async function extendAndGenerate(
       ...(pastKV ? { past: pastKV } : {}),
       ...(pastCopyKeys ? { pastCopyKeys } : {}),
       ...(copyNext ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
+      ...(prevKey
+        ? {
+            copyPrevKey: tf.tensor2d(prevKey.flat(), [B, P + N], "int32"),
+            pastCopyQuery: tf.concat(
+              rows.map((r) => r.cache?.copyQuery ?? tf.zeros([1, d])),
+              0,
+            ) as tf.Tensor2D,
+          }
+        : {}),
       returnKV: true,
       lastOnly: true,
       mixture: false,
@@ -249,6 +270,7 @@ export async function extendAndGenerate(
       kv: r.kv as LayerKV[],
       copyKeys: r.copyKeys,
       scores: r.copy ? (r.copy.scores.reshape([B, P + N]) as tf.Tensor2D) : undefined,
+      copyQuery: r.copyQuery,
     };
   });
   // Each row's extended cache: its valid past keys, then its new tokens' keys.
@@ -259,6 +281,7 @@ export async function extendAndGenerate(
           length: (past[b] as number) + (fresh[b] as number),
           ids: contexts[b] as number[],
           ...(copyKeys ? { copyKeys: cutRow(copyKeys, b, 1) } : {}),
+          ...(copyQuery ? { copyQuery: copyQuery.slice([b, 0], [1, d]) } : {}),
         })),
       )
     : [];
@@ -305,6 +328,8 @@ export async function extendAndGenerate(
         row[width - 1] = next[b] as number;
         row.push(PAD);
       });
+      // The new key follows the last one.
+      for (const row of prevKey ?? []) row.push(width - 1);
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
@@ -318,6 +343,12 @@ export async function extendAndGenerate(
                 copyNext: tf.tensor2d(copyNext.flat(), [B, width + 1], "int32"),
               }
             : {}),
+          ...(prevKey && copyQuery
+            ? {
+                copyPrevKey: tf.tensor2d(prevKey.flat(), [B, width + 1], "int32"),
+                pastCopyQuery: copyQuery,
+              }
+            : {}),
           returnKV: true,
           mixture: false,
         });
@@ -326,6 +357,7 @@ export async function extendAndGenerate(
           kv: out.kv as LayerKV[],
           copyKeys: out.copyKeys,
           scores: out.copy ? (out.copy.scores.reshape([B, width + 1]) as tf.Tensor2D) : undefined,
+          copyQuery: out.copyQuery,
         };
       });
       before2.set(before);
@@ -335,10 +367,12 @@ export async function extendAndGenerate(
       for (const l of kv) tf.dispose([l.k, l.v]);
       copyKeys?.dispose();
       scores?.dispose();
+      copyQuery?.dispose();
       logits = r.logits;
       kv = r.kv;
       copyKeys = r.copyKeys;
       scores = r.scores;
+      copyQuery = r.copyQuery;
       keyMask = nextMask;
     }
   } finally {
@@ -347,6 +381,7 @@ export async function extendAndGenerate(
     for (const l of kv) tf.dispose([l.k, l.v]);
     copyKeys?.dispose();
     scores?.dispose();
+    copyQuery?.dispose();
   }
   return { tokens, logprobs, caches };
 }

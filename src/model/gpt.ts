@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { Rng } from "../env/rng";
-import type { ModelConfig } from "./config";
+import { type ModelConfig, validateConfig } from "./config";
 
 /** Keys and values of one layer's attention for a batch: [B, heads, keys, headDim]. */
 export type LayerKV = {
@@ -40,6 +40,17 @@ export interface ForwardOptions {
   mixture?: boolean;
   /** Only the last position's logits ([B, 1, V]): decoding's first pass needs no more. */
   lastOnly?: boolean;
+  /**
+   * Copy continuation (calls with `past` or `lastOnly`): the index of the key before each key in
+   * its row's context, [B, past + T] (int32, -1 for none). Default: j - 1 (contiguous rows, no
+   * padding before a row's tokens); decoding with left-padded rows passes it.
+   */
+  copyPrevKey?: tf.Tensor2D;
+  /**
+   * Copy continuation: the copy query of each row's position before its last token when that
+   * position is not in this call (it is cached), [B, d]; zeros where there is none.
+   */
+  pastCopyQuery?: tf.Tensor2D;
 }
 
 /** The copy head's part of a forward pass (see ModelConfig.copyHead). */
@@ -60,7 +71,12 @@ export interface ForwardResult {
   copyKeys?: tf.Tensor3D;
   /** Copy head with mixture false: the copy scores, next to the vocabulary logits. */
   copy?: CopyScores;
+  /** Copy continuation with returnKV: the last position's copy query [B, d], for the next call. */
+  copyQuery?: tf.Tensor2D;
 }
+
+/** The continuation prior's scale: a bonus of c * COPY_CONTINUE_SCALE nats at full confidence. */
+export const COPY_CONTINUE_SCALE = 10;
 
 let instances = 0;
 
@@ -171,6 +187,7 @@ export class GPT {
       add("copy.wk", normal([d, d], 0.02));
       add("copy.b", tf.zeros([1]));
     }
+    if (config.copyContinue) add("copy.cont", tf.zeros([1]));
     this.order = [
       "wte",
       "wpe",
@@ -180,6 +197,7 @@ export class GPT {
       "lnf.g",
       "lnf.b",
       ...(config.copyHead ? ["copy.wq", "copy.wk", "copy.b"] : []),
+      ...(config.copyContinue ? ["copy.cont"] : []),
     ];
   }
 
@@ -303,7 +321,8 @@ export class GPT {
     let keys = tf.matMul(out, this.w("copy.wk")).reshape([B, T, d]) as tf.Tensor3D;
     if (opts.pastCopyKeys) keys = tf.concat([opts.pastCopyKeys, keys], 1);
     if (opts.returnKV) result.copyKeys = keys;
-    const q = tf.matMul(query, this.w("copy.wq")).reshape([B, Q, d]);
+    const wq = this.w("copy.wq");
+    const q = tf.matMul(query, wq).reshape([B, Q, d]);
     const first = pastLen + T - Q; // the first query's index among the keys
     const earlier = tf
       .less(
@@ -314,11 +333,19 @@ export class GPT {
       .reshape([1, Q, S]);
     let allowed = earlier;
     if (opts.keyMask) allowed = allowed.mul(opts.keyMask.reshape([B, 1, S]));
-    const scores = tf
-      .matMul(q, keys, false, true)
-      .mul(1 / Math.sqrt(d))
-      .add(this.w("copy.b"))
-      .add(allowed.sub(1).mul(1e9)) as tf.Tensor3D;
+    const content = tf.matMul(q, keys, false, true).mul(1 / Math.sqrt(d)) as tf.Tensor3D;
+    let scores = content.add(this.w("copy.b")).add(allowed.sub(1).mul(1e9)) as tf.Tensor3D;
+    if (this.config.copyContinue) {
+      const bonus = this.copyContinuation(out, keys, content, allowed as tf.Tensor3D, opts, {
+        B,
+        T,
+        Q,
+        S,
+        pastLen,
+      });
+      scores = scores.add(bonus.prior.mul(this.w("copy.cont")).mul(COPY_CONTINUE_SCALE));
+      if (opts.returnKV) result.copyQuery = bonus.lastQuery;
+    }
     const next = opts.copyNext ?? shiftIds(ids, -1);
     if (opts.mixture === false) {
       result.copy = { scores, next };
@@ -326,6 +353,86 @@ export class GPT {
     }
     result.logits = mixtureLogProbs(vocab, { scores, next });
     return result;
+  }
+
+  /**
+   * The copy continuation prior a_{t-1}(j-1) for each query t and key j (see
+   * ModelConfig.copyContinue): the previous position's copy attention, moved one key on.
+   * Whole sequences (no past, every query): a shift of the [T, S] attention by one row and one
+   * column. Decoding (one query, keys cached and left-padded): the previous query's attention
+   * over its own earlier keys, read at each key's predecessor (`copyPrevKey`).
+   */
+  private copyContinuation(
+    out: tf.Tensor2D,
+    keys: tf.Tensor3D,
+    content: tf.Tensor3D,
+    allowed: tf.Tensor3D,
+    opts: ForwardOptions,
+    dims: { B: number; T: number; Q: number; S: number; pastLen: number },
+  ): { prior: tf.Tensor3D; lastQuery: tf.Tensor2D } {
+    const { B, T, Q, S, pastLen } = dims;
+    const d = this.config.dModel;
+    const wq = this.w("copy.wq");
+    // Attention over allowed keys only; rows with none are all zero.
+    const attention = (s: tf.Tensor, mask: tf.Tensor) =>
+      tf.softmax(s.add(mask.sub(1).mul(1e9))).mul(mask);
+    const lastHidden = out
+      .reshape([B, T, d])
+      .slice([0, T - 1, 0], [B, 1, d])
+      .reshape([B, d]);
+    const lastQuery = tf.matMul(lastHidden, wq) as tf.Tensor2D;
+    if (Q === T && T > 1 && pastLen === 0 && !opts.copyPrevKey) {
+      // a_{t-1}(j-1): row t-1 and key j-1 of the [T, S] attention (S = T).
+      const a = attention(content, allowed);
+      const prior = tf.pad(a.slice([0, 0, 0], [B, T - 1, S - 1]), [
+        [0, 0],
+        [1, 0],
+        [1, 0],
+      ]) as tf.Tensor3D;
+      return { prior, lastQuery };
+    }
+    if (Q !== 1)
+      throw new Error(
+        "copy continuation: a call with cached keys must ask for the last position only",
+      );
+    const prevKey =
+      opts.copyPrevKey ??
+      (tf.tile(tf.range(-1, S - 1, 1, "int32").reshape([1, S]), [B, 1]) as tf.Tensor2D);
+    // The previous position of the last query: its index among the keys, and its copy query
+    // (from this call when it is the key right before, else the cached one).
+    const prevIndex = prevKey.slice([0, S - 1], [B, 1]); // [B, 1]
+    const past = opts.pastCopyQuery ?? tf.zeros([B, d]);
+    let prevQuery: tf.Tensor = past;
+    if (T >= 2) {
+      const inCall = tf
+        .equal(prevIndex, S - 2)
+        .logicalAnd(tf.scalar(S - 2 >= pastLen))
+        .toFloat(); // [B, 1]
+      const callQuery = tf.matMul(
+        out
+          .reshape([B, T, d])
+          .slice([0, T - 2, 0], [B, 1, d])
+          .reshape([B, d]),
+        wq,
+      );
+      prevQuery = callQuery.mul(inCall).add(past.mul(tf.scalar(1).sub(inCall)));
+    }
+    // Its keys: the allowed ones before it.
+    const before = tf
+      .less(tf.range(0, S, 1, "int32").reshape([1, S]), prevIndex)
+      .toFloat()
+      .mul(opts.keyMask ?? tf.ones([B, S]));
+    const prevContent = tf
+      .matMul(prevQuery.reshape([B, 1, d]), keys, false, true)
+      .mul(1 / Math.sqrt(d))
+      .reshape([B, S]);
+    const a = attention(prevContent, before); // [B, S]
+    // Each key j reads a at its predecessor (index -1 reads the zero column).
+    const padded = tf.concat([tf.zeros([B, 1]), a], 1);
+    const prior = tf
+      .gather(padded, prevKey.add(tf.scalar(1, "int32")), 1, 1)
+      .reshape([B, 1, S]) as tf.Tensor3D;
+    return { prior, lastQuery };
   }
 
   /** Copies every weight from a model of the same config (e.g. a frozen reference, or a restore). */
@@ -340,15 +447,19 @@ export class GPT {
   }
 
   /**
-   * `from` with more previous-token embeddings (prevToken 1 -> 2, say): its weights are copied and
-   * the new tables start at zero, so the new model computes exactly what `from` does, then learns.
+   * `from` grown new parameters: more previous-token embeddings (prevToken 1 -> 2), the copy
+   * continuation prior. Its weights are copied and the new ones start at zero, so the new model
+   * computes exactly what `from` does, then learns.
    */
-  static withPrevTokens(from: GPT, prevToken: ModelConfig["prevToken"]): GPT {
-    if (prevToken < from.config.prevToken)
+  static grow(from: GPT, changes: Partial<Pick<ModelConfig, "prevToken" | "copyContinue">>): GPT {
+    const config = { ...from.config, ...changes };
+    if (config.prevToken < from.config.prevToken)
       throw new Error(
-        `cannot drop previous-token embeddings (${from.config.prevToken} -> ${prevToken})`,
+        `cannot drop previous-token embeddings (${from.config.prevToken} -> ${config.prevToken})`,
       );
-    const model = new GPT({ ...from.config, prevToken }, 0);
+    if (from.config.copyContinue && !config.copyContinue)
+      throw new Error("cannot drop the copy continuation prior");
+    const model = new GPT(validateConfig(config), 0);
     const theirs = new Map(from.weights().map((w) => [w.name, w.variable]));
     for (const { name, variable } of model.weights()) {
       const src = theirs.get(name);

@@ -2,7 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../env/rng";
 import { presetConfig } from "./config";
-import { disposeCache, extendAndGenerate, generate } from "./decode";
+import { disposeCache, extendAndGenerate, generate, type RowCache } from "./decode";
 import { GPT } from "./gpt";
 import { scoreSequences } from "./score";
 
@@ -18,6 +18,7 @@ function sharpenCopy(model: GPT): void {
   for (const { name, variable } of model.weights()) {
     if (name === "copy.wq" || name === "copy.wk") variable.assign(variable.mul(30));
     if (name === "copy.b") variable.assign(tf.tensor1d([4]));
+    if (name === "copy.cont") variable.assign(tf.tensor1d([0.8]));
   }
 }
 
@@ -64,43 +65,58 @@ describe("GPT", () => {
     model.dispose();
   });
 
-  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings, copy head)", async () => {
+  it("a cache carried across turns gives the full pass's log-probs (previous-token embeddings, copy head, continuation)", async () => {
     const variants = [
-      { prevToken: 2, copyHead: true, strongCopy: true },
-      { prevToken: 2, copyHead: true, strongCopy: false },
-      { prevToken: 1, copyHead: false, strongCopy: false },
-      { prevToken: 0, copyHead: true, strongCopy: true },
+      { prevToken: 2, copyHead: true, copyContinue: true, strongCopy: true },
+      { prevToken: 1, copyHead: true, copyContinue: true, strongCopy: false },
+      { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: true },
+      { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: false },
+      { prevToken: 1, copyHead: false, copyContinue: false, strongCopy: false },
+      { prevToken: 0, copyHead: true, copyContinue: false, strongCopy: true },
     ] as const;
-    for (const { prevToken, copyHead, strongCopy } of variants) {
-      const model = new GPT({ ...config, prevToken, copyHead }, 4);
+    for (const { prevToken, copyHead, copyContinue, strongCopy } of variants) {
+      const model = new GPT({ ...config, prevToken, copyHead, copyContinue }, 4);
       if (strongCopy) sharpenCopy(model);
       const rng = new Rng(8);
       const contexts = randomContexts(rng, [5, 30, 12]);
       const opts = { temperature: 1, maxTokens: 6, rng: new Rng(3), stopToken: -1 };
-      const t1 = await extendAndGenerate(
-        model,
-        contexts.map((tokens) => ({ cache: null, tokens })),
-        opts,
-        true,
+      // Turn 1 from nothing; turn 2 brings the sampled action and an observation of a different
+      // length per row; turn 2 samples one token, and turn 3 brings just that token on some rows
+      // (their previous position is cached).
+      const newTokens = [contexts, randomContexts(rng, [7, 2, 19]), randomContexts(rng, [0, 4, 0])];
+      const maxTokens = [6, 1, 6];
+      const seqs = contexts.map(() => [] as number[]);
+      const sampled: { at: number; logprobs: number[]; tokens: number[] }[][] = contexts.map(
+        () => [],
       );
-      // The next turn: the sampled action and an observation of a different length per row.
-      const obs = randomContexts(rng, [7, 2, 19]);
-      const fresh = contexts.map((_, b) => [
-        ...(t1.tokens[b] as number[]),
-        ...(obs[b] as number[]),
-      ]);
-      const t2 = await extendAndGenerate(
-        model,
-        t1.caches.map((cache, b) => ({ cache, tokens: fresh[b] as number[] })),
-        opts,
-        false,
-      );
-      for (const c of t1.caches) disposeCache(c);
-      const seqs = contexts.map((c, b) => [
-        ...c,
-        ...(fresh[b] as number[]),
-        ...(t2.tokens[b] as number[]),
-      ]);
+      let caches: (RowCache | null)[] = contexts.map(() => null);
+      for (const [turn, fresh] of newTokens.entries()) {
+        const rows = fresh.map((tokens, b) => ({
+          cache: caches[b] ?? null,
+          tokens: turn === 0 ? tokens : [...(sampled[b]?.at(-1)?.tokens ?? []), ...tokens],
+        }));
+        const out = await extendAndGenerate(
+          model,
+          rows,
+          { ...opts, maxTokens: maxTokens[turn] as number },
+          true,
+        );
+        for (const c of caches) disposeCache(c);
+        caches = out.caches;
+        rows.forEach((r, b) => {
+          const seq = seqs[b] as number[];
+          seq.push(...r.tokens);
+          sampled[b]?.push({
+            at: seq.length,
+            logprobs: out.logprobs[b] as number[],
+            tokens: out.tokens[b] as number[],
+          });
+        });
+      }
+      for (const c of caches) disposeCache(c);
+      seqs.forEach((seq, b) => {
+        seq.push(...(sampled[b]?.at(-1)?.tokens ?? []));
+      });
       const full = await scoreSequences(model, seqs);
       // The cheap path (targets only, no full mixture) gives the same log-probs.
       const cheap = await scoreSequences(model, seqs, { entropy: false });
@@ -110,25 +126,24 @@ describe("GPT", () => {
         });
       });
       let worst = 0;
-      contexts.forEach((c, b) => {
-        (t1.logprobs[b] as number[]).forEach((x, t) => {
-          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[c.length + t] as number)));
-        });
-        const at = c.length + (fresh[b] as number[]).length;
-        (t2.logprobs[b] as number[]).forEach((x, t) => {
-          worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[at + t] as number)));
-        });
+      sampled.forEach((turns, b) => {
+        for (const { at, logprobs } of turns)
+          logprobs.forEach((x, t) => {
+            worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[at + t] as number)));
+          });
       });
-      expect(worst).toBeLessThan(1e-4);
+      expect(worst, JSON.stringify({ prevToken, copyHead, copyContinue })).toBeLessThan(1e-4);
       model.dispose();
     }
   });
 
-  it("growing a model a two-back token embedding keeps its function, then the new table trains", async () => {
+  it("growing a model (two-back embedding, copy continuation) keeps its function", async () => {
     const small = new GPT({ ...config, prevToken: 1 }, 6);
-    const grown = GPT.withPrevTokens(small, 2);
+    sharpenCopy(small);
+    const grown = GPT.grow(small, { prevToken: 2, copyContinue: true });
     expect(grown.config.prevToken).toBe(2);
-    expect(grown.paramCount()).toBe(small.paramCount() + config.vocabSize * config.dModel);
+    expect(grown.config.copyContinue).toBe(true);
+    expect(grown.paramCount()).toBe(small.paramCount() + config.vocabSize * config.dModel + 1);
     const seqs = randomContexts(new Rng(2), [12, 30]);
     const a = await scoreSequences(small, seqs);
     const b = await scoreSequences(grown, seqs);
@@ -139,7 +154,22 @@ describe("GPT", () => {
       });
     });
     expect(worst).toBeLessThan(1e-5);
-    expect(() => GPT.withPrevTokens(grown, 1)).toThrow(/cannot drop/);
+    // Once the prior has a weight, the function changes.
+    for (const { name, variable } of grown.weights())
+      if (name === "copy.cont") variable.assign(tf.tensor1d([0.5]));
+    const c = await scoreSequences(grown, seqs);
+    let moved = 0;
+    a.logprobs.forEach((x, i) => {
+      x.forEach((v, t) => {
+        moved = Math.max(moved, Math.abs(v - (c.logprobs[i]?.[t] as number)));
+      });
+    });
+    expect(moved).toBeGreaterThan(0.01);
+    expect(() => GPT.grow(grown, { prevToken: 1 })).toThrow(/cannot drop/);
+    expect(() => GPT.grow(grown, { copyContinue: false })).toThrow(/cannot drop/);
+    expect(() =>
+      GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyContinue: true }),
+    ).toThrow(/needs copyHead/);
     for (const m of [small, grown]) m.dispose();
   });
 
