@@ -10,18 +10,19 @@ export const DEFAULT_FLAWS: Flaws = {
   firstPageOnly: 0.7,
   assume: 0.6,
   giveUp: 0.6,
+  slip: 0,
 };
 
 /**
- * Parses flaw rates written as `name=rate,...` (e.g. `giveUp=0.2,assume=0.3`) or a preset name
- * (`default`, `mild`, `none`). Throws with a message naming the bad part; unnamed flaws keep
+ * Parses flaw rates written as `name=rate,...` (e.g. `giveUp=0.2,assume=0.3`), a preset name
+ * (`default`, `mild`, `none`), or a preset then changes (`mild,slip=0`). Throws with a message naming the bad part; unnamed flaws keep
  * their default rates.
  */
 export function parseFlaws(spec: string): Partial<Flaws> {
-  const preset = FLAW_PRESETS[spec.trim()];
-  if (preset) return { ...preset };
-  const out: Partial<Flaws> = {};
-  for (const part of spec.split(",")) {
+  const parts = spec.split(",");
+  const preset = FLAW_PRESETS[(parts[0] as string).trim()];
+  const out: Partial<Flaws> = preset ? { ...preset } : {};
+  for (const part of preset ? parts.slice(1) : parts) {
     const m = /^\s*(\w+)\s*=\s*([0-9.]+)\s*$/.exec(part);
     if (!m) throw new Error(`bad flaw '${part}': write name=rate, e.g. giveUp=0.2`);
     const [, name, value] = m as unknown as [string, string, string];
@@ -36,7 +37,8 @@ export function parseFlaws(spec: string): Partial<Flaws> {
 
 /**
  * Milder rates, for behaviour cloning: every flaw still shows, but the demonstrator solves about
- * 75% of train (the default rates: about 40%), so that an imperfect imitator still solves some.
+ * 75% of train (the default rates: about 40%), so that an imperfect imitator still solves some;
+ * and one call in ten slips first (then recovers), so that it learns to recover from its own.
  */
 export const MILD_FLAWS: Flaws = {
   skipDoc: 0.5,
@@ -44,6 +46,7 @@ export const MILD_FLAWS: Flaws = {
   firstPageOnly: 0.3,
   assume: 0.3,
   giveUp: 0.2,
+  slip: 0.1,
 };
 
 const FLAW_PRESETS: Record<string, Flaws> = {

@@ -13,6 +13,8 @@ export interface EpisodeText {
   observations: string[];
   reward: number;
   success: boolean;
+  /** The turns whose actions are not to be imitated (the demonstrator's slips). */
+  slips: number[];
 }
 
 /** Demonstrator episodes over a split (or a list of tasks), one per task per seed. */
@@ -26,7 +28,8 @@ export function collectDemonstrations(
   for (const seed of seeds)
     for (const task of tasks) {
       const ep = createEpisode(task.id);
-      const run = runEpisode(ep, createDemonstrator(task, seed, flaws));
+      const policy = createDemonstrator(task, seed, flaws);
+      const run = runEpisode(ep, policy);
       out.push({
         taskId: task.id,
         prompt: ep.prompt,
@@ -34,6 +37,7 @@ export function collectDemonstrations(
         observations: run.observations,
         reward: run.evaluation.reward,
         success: run.evaluation.success,
+        slips: [...policy.slips],
       });
     }
   return out;
@@ -49,6 +53,7 @@ export function tokenizeEpisode(
     turns: ep.actions.map((a, i) => ({
       action: actionTokens(tok, a),
       observation: observationTokens(tok, ep.observations[i] ?? ""),
+      ...(ep.slips.includes(i) ? { imitate: false } : {}),
     })),
   };
 }

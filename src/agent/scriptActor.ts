@@ -24,6 +24,14 @@ export interface Flaws {
   assume: number;
   /** After a failed call, give up (complete the task unfinished) instead of recovering. */
   giveUp: number;
+  /**
+   * Before a call, slip: first send a broken version of it (a character dropped from a copied
+   * password or access token, an argument the API does not have, text after the closing
+   * parenthesis), which fails and changes nothing, then send the right call. Slips are not to be
+   * imitated (`ScriptActor.slips`): they show a cloned policy how to recover from its own
+   * mistakes, a noise injection in the spirit of DART (Laskey et al., 2017).
+   */
+  slip: number;
 }
 
 export const NO_FLAWS: Flaws = {
@@ -32,6 +40,7 @@ export const NO_FLAWS: Flaws = {
   firstPageOnly: 0,
   assume: 0,
   giveUp: 0,
+  slip: 0,
 };
 
 /** Thrown in a script when the actor gives up; the policy then completes the task unfinished. */
@@ -54,6 +63,34 @@ const WRONG_NAMES: Record<string, string> = {
   quantity: "count",
   relationship: "relation",
 };
+
+/**
+ * A broken version of a call that the world refuses without changing anything: a character
+ * dropped from a password or access token (a wrong credential), an argument the API does not take,
+ * or text after the closing parenthesis (a parse error).
+ */
+export function slipAction(app: string, api: string, args: JsonObject, rng: Rng): string {
+  const secrets = Object.keys(args).filter(
+    (k) => (k === "password" || k === "access_token") && typeof args[k] === "string",
+  );
+  const kinds = ["extra", "trailing", ...(secrets.length ? ["drop", "drop"] : [])];
+  const kind = rng.pick(kinds);
+  if (kind === "drop") {
+    const key = rng.pick(secrets);
+    const value = args[key] as string;
+    const at = rng.int(0, value.length - 1);
+    return formatAction(app, api, { ...args, [key]: value.slice(0, at) + value.slice(at + 1) });
+  }
+  if (kind === "extra") {
+    // Names no API takes, so the call is refused whatever the API.
+    const name = rng.pick(["limit", "page", "user_email", "name", "sender"]);
+    return formatAction(app, api, {
+      ...args,
+      [name]: name === "limit" || name === "page" ? 0 : "",
+    });
+  }
+  return `${formatAction(app, api, args)}${rng.pick(["=0)", ")", ", page_index=0)", '")'])}`;
+}
 
 export function wrongName(name: string): string {
   if (WRONG_NAMES[name]) return WRONG_NAMES[name] as string;
@@ -94,6 +131,10 @@ export class ScriptActor implements Actor {
   private email = "";
   private phone = "";
   today = "";
+  /** Actions sent so far. */
+  private sent = 0;
+  /** The turns (0-based) whose actions were slips, not to be imitated. */
+  readonly slips: number[] = [];
 
   constructor(
     private readonly flaws: Flaws = NO_FLAWS,
@@ -107,13 +148,21 @@ export class ScriptActor implements Actor {
     this.today = /Today is (\d{4}-\d{2}-\d{2})/.exec(prompt)?.[1] ?? "";
   }
 
+  private *send(action: string, slip = false): Act<string> {
+    if (slip) this.slips.push(this.sent);
+    this.sent++;
+    return yield action;
+  }
+
   private flawed(kind: keyof Flaws): boolean {
     const p = this.flaws[kind];
     return p > 0 && this.rng.chance(p);
   }
 
   private *readDoc(app: string, api: string): Act<void> {
-    const obs = yield formatAction("api_docs", "show_api_doc", { app_name: app, api_name: api });
+    const obs = yield* this.send(
+      formatAction("api_docs", "show_api_doc", { app_name: app, api_name: api }),
+    );
     const r = readObservation(obs);
     if (!r.ok) throw new ScriptError(r.error);
     this.docsRead.add(`${app}.${api}`);
@@ -132,13 +181,17 @@ export class ScriptActor implements Actor {
       sent = {};
       for (const [k, v] of Object.entries(args)) sent[k === victim ? wrongName(k) : k] = v;
     }
-    let r = readObservation(yield formatAction(app, api, sent));
+    if (this.flawed("slip")) {
+      const slipped = readObservation(yield* this.send(slipAction(app, api, sent, this.rng), true));
+      if (slipped.ok) throw new ScriptError(`a slip on ${app}.${api} did not fail`);
+    }
+    let r = readObservation(yield* this.send(formatAction(app, api, sent)));
     if (!r.ok) {
       if (this.flawed("giveUp")) throw new GiveUp(r.error);
       if (sent === args) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
       // Recover the way the prompt teaches: read the doc, then call again correctly.
       yield* this.readDoc(app, api);
-      r = readObservation(yield formatAction(app, api, args));
+      r = readObservation(yield* this.send(formatAction(app, api, args)));
       if (!r.ok) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
     }
     return r.value;
@@ -187,6 +240,6 @@ export class ScriptActor implements Actor {
     const args: JsonObject = {};
     if (answer !== undefined && answer !== null)
       args.answer = Array.isArray(answer) ? answer.join(", ") : String(answer);
-    yield formatAction("supervisor", "complete_task", args);
+    yield* this.send(formatAction("supervisor", "complete_task", args));
   }
 }

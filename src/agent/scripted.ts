@@ -20,6 +20,11 @@ export class ScriptPolicy implements Policy {
     private readonly actor: ScriptActor,
   ) {}
 
+  /** The turns (0-based) whose actions were slips (see Flaws.slip), not to be imitated. */
+  get slips(): readonly number[] {
+    return this.actor.slips;
+  }
+
   act(observation: string): string {
     if (this.finished) return GIVE_UP_ACTION;
     try {

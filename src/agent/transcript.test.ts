@@ -33,6 +33,18 @@ describe("context rule", () => {
     expect(agentTokens).toBe(12);
     for (const s of segs) expect(s.tokens.slice(0, 3)).toEqual(prompt);
   });
+
+  it("a turn not to imitate (a demonstrator's slip) stays in the context and out of the loss", () => {
+    const prompt = [1, 100, 2];
+    const turns = Array.from({ length: 3 }, (_, i) => ({
+      action: [10 + i, 3],
+      observation: [20 + i, 2],
+      ...(i === 1 ? { imitate: false } : {}),
+    }));
+    const [seg] = segments(prompt, turns, 100);
+    expect(seg?.tokens).toEqual([1, 100, 2, 10, 3, 20, 2, 11, 3, 21, 2, 12, 3]);
+    expect(seg?.agentMask).toEqual([0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1]);
+  });
 });
 
 describe("sampling and scoring agree", () => {

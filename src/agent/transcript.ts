@@ -10,6 +10,8 @@ export interface TurnTokens {
   action: number[];
   /** The observation's ids, ending with <eoo> (empty after the last turn). */
   observation: number[];
+  /** false: context only, left out of the loss (a demonstrator's slip); default true. */
+  imitate?: boolean;
 }
 
 export function promptTokens(tok: Tokenizer, prompt: string): number[] {
@@ -101,7 +103,7 @@ export function segments(
     const turnOf = new Array<number>(prompt.length).fill(-1);
     for (let j = start; j < end; j++) {
       const t = turns[j] as TurnTokens;
-      const learn = j >= i ? 1 : 0;
+      const learn = j >= i && t.imitate !== false ? 1 : 0;
       tokens.push(...t.action);
       agentMask.push(...new Array<number>(t.action.length).fill(learn));
       turnOf.push(...new Array<number>(t.action.length).fill(learn ? j : -1));

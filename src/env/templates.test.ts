@@ -3,6 +3,7 @@ import { createDemonstrator, MILD_FLAWS, parseFlaws } from "../agent/demonstrato
 import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
 import type { Flaws } from "../agent/scriptActor";
+import { NO_FLAWS } from "../agent/scriptActor";
 import { createEpisode, SPLITS, TEMPLATES, tasksOf } from ".";
 import { type Change, cloneDb, diffDb, nextId } from "./db";
 import { runTests } from "./evaluate";
@@ -92,10 +93,31 @@ describe("the demonstrator", () => {
     expect(mild).toBeLessThan(0.9);
   });
 
+  it("slips: a broken call that fails and changes nothing, then the right one", () => {
+    const train = tasksOf("train").slice(0, 30);
+    let slips = 0;
+    let solved = 0;
+    for (const task of train) {
+      const policy = createDemonstrator(task, 1, { ...NO_FLAWS, slip: 0.5 });
+      const run = runEpisode(createEpisode(task.id), policy);
+      expect(policy.failure).toBeNull();
+      for (const i of policy.slips) {
+        expect(run.observations[i]).toMatch(/^Error: /);
+        expect(run.actions[i + 1]).not.toBe(run.actions[i]);
+      }
+      slips += policy.slips.length;
+      if (run.evaluation.success) solved++;
+    }
+    expect(slips).toBeGreaterThan(train.length);
+    // Slips change nothing: with no other flaw every task is still solved.
+    expect(solved).toBe(train.length);
+  });
+
   it("reads flaw rates from a spec and refuses a bad one with a message", () => {
     expect(parseFlaws("giveUp=0.2, assume=0")).toEqual({ giveUp: 0.2, assume: 0 });
     expect(parseFlaws("mild")).toEqual(MILD_FLAWS);
     expect(parseFlaws("none").giveUp).toBe(0);
+    expect(parseFlaws("mild,slip=0")).toEqual({ ...MILD_FLAWS, slip: 0 });
     expect(() => parseFlaws("giveup=0.2")).toThrow(/unknown flaw 'giveup'/);
     expect(() => parseFlaws("giveUp=2")).toThrow(/must be in \[0, 1\]/);
     expect(() => parseFlaws("giveUp")).toThrow(/write name=rate/);
