@@ -75,6 +75,27 @@ export interface ForwardResult {
   copyQuery?: tf.Tensor2D;
 }
 
+/**
+ * a_{t-1}(j-1) for every query t and key j of whole sequences: the copy attention (softmax of the
+ * content scores over the allowed keys, zero elsewhere) moved down one row and right one column.
+ * No gradient flows through it, and its intermediates are freed at once.
+ */
+const shiftedAttention = tf.customGrad(((content: tf.Tensor, allowed: tf.Tensor) => {
+  const value = tf.tidy(() => {
+    const [B, T, S] = content.shape as [number, number, number];
+    const a = tf.softmax(content.add(allowed.sub(1).mul(1e9))).mul(allowed);
+    return tf.pad(a.slice([0, 0, 0], [B, T - 1, S - 1]), [
+      [0, 0],
+      [1, 0],
+      [1, 0],
+    ]);
+  });
+  return { value, gradFunc: () => [tf.zerosLike(content), tf.zerosLike(allowed)] };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as (
+  content: tf.Tensor3D,
+  allowed: tf.Tensor3D,
+) => tf.Tensor3D;
+
 /** The continuation prior's scale: a bonus of c * COPY_CONTINUE_SCALE nats at full confidence. */
 export const COPY_CONTINUE_SCALE = 10;
 
@@ -382,14 +403,10 @@ export class GPT {
       .reshape([B, d]);
     const lastQuery = tf.matMul(lastHidden, wq) as tf.Tensor2D;
     if (Q === T && T > 1 && pastLen === 0 && !opts.copyPrevKey) {
-      // a_{t-1}(j-1): row t-1 and key j-1 of the [T, S] attention (S = T).
-      const a = attention(content, allowed);
-      const prior = tf.pad(a.slice([0, 0, 0], [B, T - 1, S - 1]), [
-        [0, 0],
-        [1, 0],
-        [1, 0],
-      ]) as tf.Tensor3D;
-      return { prior, lastQuery };
+      // a_{t-1}(j-1): row t-1 and key j-1 of the [T, S] attention (S = T). A fixed feature of
+      // the scores (no gradient flows back through it): its [T, S] intermediates are not kept for
+      // the backward pass, which a long sequence's memory (wasm: 4 GB) cannot afford.
+      return { prior: shiftedAttention(content, allowed), lastQuery };
     }
     if (Q !== 1)
       throw new Error(
