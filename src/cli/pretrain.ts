@@ -1,7 +1,7 @@
 /**
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
- *                       [--epochs E] [--lr LR] [--batch-tokens N] [--max-words N] [--minutes M]
+ *                       [--epochs E] [--lr LR] [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
  *                       [--world-weight W] [--copy-head] [--copy-continue] [--flaws default|mild|name=rate,...]
  *                       [--backend wasm|cpu] [--json]
@@ -9,6 +9,7 @@
  * with --prev-token 2 it grows the model a two-back token embedding first, with --copy-continue
  * the copy continuation prior (each starting at zero: the same function, then it learns).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
+ * --lr-final decays the learning rate linearly from --lr to it over --max-steps.
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue).
@@ -46,6 +47,7 @@ const { values: v } = parseArgs({
     flaws: { type: "string", default: "default" },
     epochs: { type: "string", default: "6" },
     lr: { type: "string", default: "0.003" },
+    "lr-final": { type: "string" },
     "batch-tokens": { type: "string", default: "4096" },
     "max-words": { type: "string", default: "1000" },
     minutes: { type: "string", default: "0" },
@@ -155,6 +157,9 @@ async function main(): Promise<void> {
   const steps = await sft(model, segs, {
     epochs: num("epochs", v.epochs),
     lr: num("lr", v.lr, false),
+    ...(v["lr-final"] !== undefined
+      ? { lrFinal: num("lr-final", v["lr-final"], false), decaySteps: maxSteps }
+      : {}),
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,
     worldWeight: num("world-weight", v["world-weight"], false),

@@ -7,7 +7,7 @@ import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { tokenLogProbs } from "../model/score";
 import { Tokenizer } from "../model/tokenizer";
-import { maskedNll, sft, sftLoss } from "./sft";
+import { learningRate, maskedNll, sft, sftLoss } from "./sft";
 
 // Training tests run on the wasm backend: in Node it trains this model ~10x faster than the cpu
 // backend (measured: 0.17 s vs 1.7 s a step), which keeps the test in seconds. The cpu backend is
@@ -17,6 +17,15 @@ beforeAll(async () => {
 });
 
 describe("SFT", () => {
+  it("decays the learning rate linearly to lrFinal over decaySteps, then holds it", () => {
+    const opts = { lr: 3e-3, lrFinal: 3e-4, decaySteps: 100 };
+    expect(learningRate(opts, 0)).toBeCloseTo(3e-3, 10);
+    expect(learningRate(opts, 50)).toBeCloseTo(1.65e-3, 10);
+    expect(learningRate(opts, 100)).toBeCloseTo(3e-4, 10);
+    expect(learningRate(opts, 400)).toBeCloseTo(3e-4, 10);
+    expect(learningRate({ lr: 1e-3 }, 70)).toBe(1e-3);
+  });
+
   const demos = collectDemonstrations("train", [0]).slice(0, 2);
   const tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 200, minCount: 2 });
   // A short context keeps sequences short (the context rule splits episodes), so this runs fast.

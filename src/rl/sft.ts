@@ -9,6 +9,12 @@ import { packBatch, tokenLogProbs } from "../model/score";
 export interface SftOptions {
   epochs: number;
   lr: number;
+  /**
+   * Linear learning-rate decay: from `lr` at the first step to `lrFinal` at step `decaySteps`,
+   * then constant. Default: no decay (constant `lr`).
+   */
+  lrFinal?: number;
+  decaySteps?: number;
   /** Padded tokens per minibatch (B x bucket length). */
   batchTokens: number;
   seed: number;
@@ -95,6 +101,16 @@ export function makeBatches(
   return batches;
 }
 
+/** The learning rate at a step (0-based): `lr`, decayed linearly to `lrFinal` over `decaySteps`. */
+export function learningRate(
+  opts: Pick<SftOptions, "lr" | "lrFinal" | "decaySteps">,
+  step: number,
+): number {
+  if (opts.lrFinal === undefined || !opts.decaySteps) return opts.lr;
+  const f = Math.min(1, step / opts.decaySteps);
+  return opts.lr + (opts.lrFinal - opts.lr) * f;
+}
+
 /** Behaviour cloning: minimise the agent-token cross-entropy over the segments with AdamW. */
 export async function sft(
   model: GPT,
@@ -117,6 +133,7 @@ export async function sft(
     for (let epoch = 0; epoch < opts.epochs; epoch++)
       for (const batch of rng.shuffle(batches)) {
         if (opts.shouldStop?.(step)) return log;
+        optimizer.lr = learningRate(opts, step);
         const packed = packBatch(
           batch.map((s) => s.tokens),
           batch.map((s) => s.agentMask),
