@@ -11,11 +11,12 @@
  * dist/ is built (vite build) when it has no bench page, or with --build.
  * Figures are for comparison within one run (these machines are shared and noisy).
  */
-import { parseArgs } from "node:util";
+
 import { build } from "vite";
 import { type BackendName, selectBackend } from "../model/backend";
 import { type BenchResult, benchModel } from "../model/bench";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
+import { parseCli } from "./args";
 import {
   type BrowserBenchResults,
   benchPageBuilt,
@@ -23,26 +24,24 @@ import {
   runBrowserBench,
 } from "./benchBrowser";
 
-const { values: v } = parseArgs({
-  options: {
-    preset: { type: "string", default: "default" },
-    vocab: { type: "string", default: "1200" },
-    batch: { type: "string", default: "8" },
-    context: { type: "string", default: "256" },
-    new: { type: "string", default: "16" },
-    reps: { type: "string", default: "2" },
-    backends: { type: "string", default: "wasm,cpu" },
-    json: { type: "boolean", default: false },
-    "no-browser": { type: "boolean", default: false },
-    "browser-backends": { type: "string", default: "webgpu,webgl,wasm,cpu" },
-    "browser-batch": { type: "string", default: "4" },
-    "browser-context": { type: "string", default: "128" },
-    "browser-new": { type: "string", default: "8" },
-    "browser-reps": { type: "string", default: "1" },
-    "browser-timeout": { type: "string", default: "1800" },
-    url: { type: "string" },
-    build: { type: "boolean", default: false },
-  },
+const v = parseCli(import.meta.url, {
+  preset: { type: "string", default: "default" },
+  vocab: { type: "string", default: "1200" },
+  batch: { type: "string", default: "8" },
+  context: { type: "string", default: "256" },
+  new: { type: "string", default: "16" },
+  reps: { type: "string", default: "2" },
+  backends: { type: "string", default: "wasm,cpu" },
+  json: { type: "boolean", default: false },
+  "no-browser": { type: "boolean", default: false },
+  "browser-backends": { type: "string", default: "webgpu,webgl,wasm,cpu" },
+  "browser-batch": { type: "string", default: "4" },
+  "browser-context": { type: "string", default: "128" },
+  "browser-new": { type: "string", default: "8" },
+  "browser-reps": { type: "string", default: "1" },
+  "browser-timeout": { type: "string", default: "1800" },
+  url: { type: "string" },
+  build: { type: "boolean", default: false },
 });
 
 type Where = "node" | "chromium";

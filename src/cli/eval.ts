@@ -8,7 +8,7 @@
  * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
  */
-import { parseArgs } from "node:util";
+
 import { collectDemonstrations } from "../agent/demos";
 import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
@@ -16,21 +16,20 @@ import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
+import { parseCli } from "./args";
 
-const { values: v } = parseArgs({
-  options: {
-    checkpoint: { type: "string", default: "public/checkpoints/base" },
-    split: { type: "string", default: "dev" },
-    samples: { type: "string", default: "1" },
-    temperature: { type: "string", default: "1" },
-    seed: { type: "string", default: "0" },
-    limit: { type: "string", default: "0" },
-    show: { type: "string", default: "0" },
-    nll: { type: "string", default: "0" },
-    "batch-size": { type: "string", default: "8" },
-    backend: { type: "string", default: "wasm" },
-    json: { type: "boolean", default: false },
-  },
+const v = parseCli(import.meta.url, {
+  checkpoint: { type: "string", default: "public/checkpoints/base" },
+  split: { type: "string", default: "dev" },
+  samples: { type: "string", default: "1" },
+  temperature: { type: "string", default: "1" },
+  seed: { type: "string", default: "0" },
+  limit: { type: "string", default: "0" },
+  show: { type: "string", default: "0" },
+  nll: { type: "string", default: "0" },
+  "batch-size": { type: "string", default: "8" },
+  backend: { type: "string", default: "wasm" },
+  json: { type: "boolean", default: false },
 });
 
 async function main(): Promise<void> {

@@ -4,25 +4,23 @@
  *                      [--seed S] [--flaws default|mild|name=rate,...] [--json]
  * Exit status 0 only if every task was solved.
  */
-import { parseArgs } from "node:util";
 import { createDemonstrator, parseFlaws } from "../agent/demonstrator";
 import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
 import { createEpisode, SPLITS, type Split, tasksOf } from "../env";
+import { parseCli } from "./args";
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
   process.exit(2);
 }
 
-const { values } = parseArgs({
-  options: {
-    split: { type: "string", default: "all" },
-    policy: { type: "string", default: "expert" },
-    seed: { type: "string", default: "0" },
-    flaws: { type: "string", default: "default" },
-    json: { type: "boolean", default: false },
-  },
+const values = parseCli(import.meta.url, {
+  split: { type: "string", default: "all" },
+  policy: { type: "string", default: "expert" },
+  seed: { type: "string", default: "0" },
+  flaws: { type: "string", default: "default" },
+  json: { type: "boolean", default: false },
 });
 const splitArg = values.split as string;
 if (splitArg !== "all" && !(SPLITS as readonly string[]).includes(splitArg))

@@ -18,9 +18,9 @@
  * recipe (`npm run pretrain -- --seed 0 --out DIR`: 804 steps); --max-steps 0 runs every epoch.
  * Writes DIR/manifest.json + DIR/weights.bin (and DIR/sft.jsonl, the loss curve).
  */
+
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { parseFlaws } from "../agent/demonstrator";
 import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
@@ -32,32 +32,31 @@ import { PRESETS, type PresetName, presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
+import { parseCli } from "./args";
 
-const { values: v } = parseArgs({
-  options: {
-    seed: { type: "string", default: "0" },
-    out: { type: "string", default: "public/checkpoints/base" },
-    preset: { type: "string", default: "small" },
-    "demo-seeds": { type: "string", default: "1" },
-    worlds: { type: "string", default: "36" },
-    "world-weight": { type: "string", default: "0" },
-    "prev-token": { type: "string" },
-    "copy-head": { type: "boolean", default: false },
-    "copy-continue": { type: "boolean", default: false },
-    flaws: { type: "string", default: "default" },
-    epochs: { type: "string", default: "6" },
-    lr: { type: "string", default: "0.003" },
-    "lr-final": { type: "string" },
-    "batch-tokens": { type: "string", default: "4096" },
-    "max-words": { type: "string", default: "1000" },
-    minutes: { type: "string", default: "0" },
-    "save-every": { type: "string", default: "50" },
-    // The shipped checkpoint's recipe: these defaults, --seed 0, 804 steps (80 minutes here).
-    "max-steps": { type: "string", default: "804" },
-    init: { type: "string" },
-    backend: { type: "string", default: "wasm" },
-    json: { type: "boolean", default: false },
-  },
+const v = parseCli(import.meta.url, {
+  seed: { type: "string", default: "0" },
+  out: { type: "string", default: "public/checkpoints/base" },
+  preset: { type: "string", default: "small" },
+  "demo-seeds": { type: "string", default: "1" },
+  worlds: { type: "string", default: "36" },
+  "world-weight": { type: "string", default: "0" },
+  "prev-token": { type: "string" },
+  "copy-head": { type: "boolean", default: false },
+  "copy-continue": { type: "boolean", default: false },
+  flaws: { type: "string", default: "default" },
+  epochs: { type: "string", default: "6" },
+  lr: { type: "string", default: "0.003" },
+  "lr-final": { type: "string" },
+  "batch-tokens": { type: "string", default: "4096" },
+  "max-words": { type: "string", default: "1000" },
+  minutes: { type: "string", default: "0" },
+  "save-every": { type: "string", default: "50" },
+  // The shipped checkpoint's recipe: these defaults, --seed 0, 804 steps (80 minutes here).
+  "max-steps": { type: "string", default: "804" },
+  init: { type: "string" },
+  backend: { type: "string", default: "wasm" },
+  json: { type: "boolean", default: false },
 });
 
 function num(name: string, value: string | undefined, integer = true): number {

@@ -6,10 +6,10 @@
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
  */
+
 import { appendFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
@@ -17,9 +17,11 @@ import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
+import { parseCli } from "./args";
 
-const { values: v } = parseArgs({
-  options: {
+const v = parseCli(
+  import.meta.url,
+  {
     algo: { type: "string", default: "loop" },
     iterations: { type: "string", default: "10" },
     seed: { type: "string", default: "0" },
@@ -43,9 +45,12 @@ const { values: v } = parseArgs({
     out: { type: "string" },
     backend: { type: "string", default: "wasm" },
     json: { type: "boolean", default: false },
-    help: { type: "boolean", default: false },
   },
-});
+  () =>
+    `algorithms:\n${Object.values(ALGORITHMS)
+      .map((a) => `  ${a.name.padEnd(17)} ${a.summary}`)
+      .join("\n")}`,
+);
 
 function num(name: string, value: string | undefined, integer = true): number {
   const n = Number(value);
@@ -63,11 +68,6 @@ const optional = (name: string, value: string | undefined, integer = true) =>
   value === undefined ? undefined : num(name, value, integer);
 
 async function main(): Promise<void> {
-  if (v.help) {
-    console.log("algorithms:");
-    for (const a of Object.values(ALGORITHMS)) console.log(`  ${a.name.padEnd(17)} ${a.summary}`);
-    return;
-  }
   if (!ALGORITHM_NAMES.includes(v.algo as string))
     throw new Error(`--algo must be one of ${ALGORITHM_NAMES.join(", ")}`);
   if (!v.out) throw new Error("--out DIR is required");

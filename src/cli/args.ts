@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** A CLI's usage: the header comment of its source file, without the comment markers. */
+export function usageOf(moduleUrl: string): string {
+  const source = readFileSync(fileURLToPath(moduleUrl), "utf8");
+  const header = /\/\*\*([\s\S]*?)\*\//.exec(source)?.[1] ?? "";
+  return header
+    .split("\n")
+    .map((line) => line.replace(/^\s*\* ?/, ""))
+    .join("\n")
+    .trim();
+}
+
+/**
+ * Parses a CLI's options. `--help` (or `-h`) prints its usage (and `more`) and exits 0; an unknown or malformed
+ * option prints what is wrong, then the usage, and exits 2 (no stack trace).
+ */
+export function parseCli<const O extends Options>(
+  moduleUrl: string,
+  options: O,
+  more?: () => string,
+) {
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(usageOf(moduleUrl));
+    if (more) console.log(`\n${more()}`);
+    process.exit(0);
+  }
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${usageOf(moduleUrl)}`);
+    process.exit(2);
+  }
+}
