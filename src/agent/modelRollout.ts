@@ -3,6 +3,7 @@ import { Rng } from "../env/rng";
 import { disposeCache, extendAndGenerate, type RowCache } from "../model/decode";
 import type { GPT } from "../model/gpt";
 import { EOA, type Tokenizer } from "../model/tokenizer";
+import type { ActionGrammar } from "./grammar";
 import {
   contextBudget,
   contextFor,
@@ -27,6 +28,8 @@ export interface RolloutOptions {
   maxTurns?: number;
   /** Episodes live (holding a KV cache) at once; the rest wait for the next wave. */
   concurrency?: number;
+  /** Constrain every action to the action grammar (see ActionGrammar); default: free text. */
+  grammar?: ActionGrammar;
 }
 
 /** One rollout, with everything the trainer needs: the exact sampled ids and their log-probs. */
@@ -169,7 +172,14 @@ async function rolloutWave(
         const gen = await extendAndGenerate(
           model,
           chunk.map((i) => rows[i] as (typeof rows)[number]),
-          { temperature: opts.temperature, maxTokens, rng },
+          {
+            temperature: opts.temperature,
+            maxTokens,
+            rng,
+            ...(opts.grammar
+              ? { constraints: chunk.map(() => (opts.grammar as ActionGrammar).start()) }
+              : {}),
+          },
           true,
         );
         chunk.forEach((i, b) => {

@@ -2,8 +2,9 @@
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
- *                   [--backend wasm|cpu] [--nll N] [--json]
+ *                   [--backend wasm|cpu] [--nll N] [--grammar] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
+ * --grammar decodes every action under the action grammar (src/agent/grammar.ts).
  * --show N also prints the first N episodes (actions, observations, failed tests).
  * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
@@ -29,6 +30,7 @@ const v = parseCli(import.meta.url, {
   nll: { type: "string", default: "0" },
   "batch-size": { type: "string", default: "8" },
   backend: { type: "string", default: "wasm" },
+  grammar: { type: "boolean", default: false },
   json: { type: "boolean", default: false },
 });
 
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
     samples,
     limit,
     batchSize: Number(v["batch-size"]),
+    grammar: v.grammar as boolean,
   });
   for (const t of trajectories.slice(0, v.json ? 0 : show)) {
     const cut = (x: string) => (x.length > 300 ? `${x.slice(0, 300)}…` : x);

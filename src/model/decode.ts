@@ -13,6 +13,31 @@ export interface GenerateOptions {
   rng: Rng;
   /** Token that ends a row's generation (default <eoa>). */
   stopToken?: number;
+  /**
+   * Per row, a constraint on what it may sample (null: none). A constrained row samples from its
+   * distribution restricted to the allowed tokens and renormalized; its log-probs are those.
+   */
+  constraints?: readonly (TokenConstraint | null)[];
+}
+
+/** Restricts the tokens a row may sample next (e.g. to the action grammar). */
+export interface TokenConstraint {
+  /** 1 for each token id that may come next. */
+  allowed(): Uint8Array;
+  /** Records the token sampled. */
+  push(token: number): void;
+}
+
+/** Logits with the disallowed tokens at -Infinity (a copy, float64). */
+export function restrict(
+  logits: ArrayLike<number>,
+  offset: number,
+  size: number,
+  allowed: Uint8Array,
+): Float64Array {
+  const out = new Float64Array(size);
+  for (let i = 0; i < size; i++) out[i] = allowed[i] ? (logits[offset + i] as number) : -Infinity;
+  return out;
 }
 
 export interface Generated {
@@ -76,11 +101,14 @@ function sample(logp: Float64Array, temperature: number, rng: Rng): number {
     return best;
   }
   let u = rng.float();
+  let last = 0;
   for (let i = 0; i < logp.length; i++) {
-    u -= Math.exp(logp[i] as number);
-    if (u <= 0) return i;
+    const p = Math.exp(logp[i] as number);
+    if (p > 0) last = i;
+    u -= p;
+    if (u <= 0 && p > 0) return i;
   }
-  return logp.length - 1;
+  return last; // rounding: the last token with any mass
 }
 
 /** A row's cached keys and values, [1, heads, length, headDim] per layer, for its context so far. */
@@ -304,16 +332,20 @@ export async function extendAndGenerate(
           next[b] = PAD;
           continue;
         }
-        const lp =
-          copyValues && copyNext
-            ? logSoftmax(
-                copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]),
-                0,
-                V,
-                opts.temperature,
-              )
-            : logSoftmax(values, b * V, V, opts.temperature);
+        const constraint = opts.constraints?.[b] ?? null;
+        let row: ArrayLike<number> = values;
+        let offset = b * V;
+        if (copyValues && copyNext) {
+          row = copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]);
+          offset = 0;
+        }
+        if (constraint) {
+          row = restrict(row, offset, V, constraint.allowed());
+          offset = 0;
+        }
+        const lp = logSoftmax(row, offset, V, opts.temperature);
         const token = sample(lp, opts.temperature, opts.rng);
+        constraint?.push(token);
         tokens[b]?.push(token);
         logprobs[b]?.push(lp[token] as number);
         next[b] = token;

@@ -15,9 +15,17 @@ export const BOS = 1;
 export const EOO = 2;
 /** Ends an action: the environment executes it. */
 export const EOA = 3;
-const CAP = 4;
-const U16 = 5;
+/** The next word is Titlecase. */
+export const CAP = 4;
+/** The next two tokens are the bytes of one UTF-16 code unit. */
+export const U16 = 5;
 const BYTE0 = SPECIAL_TOKENS.length;
+/** The first id of the text tokens (after the special tokens and the 256 bytes). */
+export const TEXT0 = BYTE0 + 256;
+/** A byte token (the half of a <u16> code unit). */
+export function isByteToken(id: number): boolean {
+  return id >= BYTE0 && id < TEXT0;
+}
 const CHARS0 = BYTE0 + 256;
 /** Single characters that get their own token: printable ASCII, newline, tab. */
 const BASE_CHARS = [

@@ -1,3 +1,4 @@
+import { ActionGrammar } from "../agent/grammar";
 import { rollout, type Trajectory } from "../agent/modelRollout";
 import { listTasks, type Split, scenarioGoalCompletion, taskGoalCompletion } from "../env";
 import type { GPT } from "../model/gpt";
@@ -15,6 +16,8 @@ export interface EvalOptions {
   batchSize?: number;
   maxTurns?: number;
   maxActionTokens?: number;
+  /** Decode every action under the action grammar (ActionGrammar). */
+  grammar?: boolean;
 }
 
 export interface EvalResult {
@@ -51,6 +54,7 @@ export async function evaluatePolicy(
     batchSize: opts.batchSize ?? 8,
     ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
     ...(opts.maxActionTokens ? { maxActionTokens: opts.maxActionTokens } : {}),
+    ...(opts.grammar ? { grammar: new ActionGrammar(tok) } : {}),
   });
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const results = trajectories.map((t) => ({
