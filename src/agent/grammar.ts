@@ -294,3 +294,35 @@ class ActionConstraint implements TokenConstraint {
     this.grammar.advance(this.cursor, id, cap);
   }
 }
+
+/**
+ * The grammar's allowed tokens at every agent target of packed sequences, [B * T * V] (1 at other
+ * positions): what a scoring pass needs to give a grammar-constrained policy's log-probs. An
+ * action is a run of agent targets; a new one starts after <eoa> or after a non-agent position.
+ */
+export function grammarMask(
+  grammar: ActionGrammar,
+  targets: Int32Array,
+  mask: Float32Array,
+  B: number,
+  T: number,
+  V: number,
+): Float32Array {
+  const out = new Float32Array(B * T * V).fill(1);
+  for (let b = 0; b < B; b++) {
+    let constraint: TokenConstraint | null = null;
+    for (let c = 0; c < T; c++) {
+      const i = b * T + c;
+      if (!mask[i]) {
+        constraint = null;
+        continue;
+      }
+      constraint ??= grammar.start();
+      out.set(constraint.allowed(), i * V);
+      const token = targets[i] as number;
+      constraint.push(token);
+      if (token === EOA) constraint = null;
+    }
+  }
+  return out;
+}

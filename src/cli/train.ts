@@ -1,7 +1,8 @@
 /**
  * Trains a policy with LOOP (or a baseline) from a checkpoint, headless:
  *   npm run train -- --algo <name> --iterations N --seed S [--tasks T --k K --lr LR --eval-every E]
- *                    --checkpoint PATH --out DIR [--final-eval test_normal,test_challenge] [--json]
+ *                    --checkpoint PATH --out DIR [--final-eval test_normal,test_challenge] [--grammar] [--json]
+ * --grammar trains a grammar-constrained policy (sampled and scored under the action grammar).
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
@@ -44,6 +45,7 @@ const v = parseCli(
     checkpoint: { type: "string", default: "public/checkpoints/base" },
     out: { type: "string" },
     backend: { type: "string", default: "wasm" },
+    grammar: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
   },
   () =>
@@ -110,6 +112,7 @@ async function main(): Promise<void> {
     evalLimit: num("eval-limit", v["eval-limit"]),
     evalTemperature: num("eval-temperature", v["eval-temperature"], false),
     maxTurns: num("max-turns", v["max-turns"]),
+    grammar: v.grammar as boolean,
   });
   const out = v.out;
   await mkdir(out, { recursive: true });
@@ -208,6 +211,7 @@ async function main(): Promise<void> {
       seed: 0,
       batchSize: trainer.options.rolloutBatch,
       ...(trainer.options.maxTurns ? { maxTurns: trainer.options.maxTurns } : {}),
+      grammar: trainer.options.grammar,
     });
     appendFileSync(
       join(out, "evals.jsonl"),

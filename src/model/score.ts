@@ -12,8 +12,9 @@ export function tokenLogProbs(
   model: GPT,
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
+  allowed?: tf.Tensor3D,
 ): { logp: tf.Tensor2D; hidden: tf.Tensor3D } {
-  const { logp, hidden } = scoreParts(model, ids, targets);
+  const { logp, hidden } = scoreParts(model, ids, targets, allowed);
   return { logp, hidden };
 }
 
@@ -25,20 +26,37 @@ export function tokenLogProbsAndEntropy(
   model: GPT,
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
+  allowed?: tf.Tensor3D,
 ): { logp: tf.Tensor2D; entropy: tf.Tensor2D; hidden: tf.Tensor3D } {
-  const { logp, hidden, vocab, copy } = scoreParts(model, ids, targets);
+  const { logp, hidden, vocab, copy } = scoreParts(model, ids, targets, allowed);
   const [B, T, V] = vocab.shape;
-  const logsm = copy
+  let logsm = copy
     ? mixtureLogProbs(vocab, copy).reshape([B * T, V])
     : tf.logSoftmax(vocab.reshape([B * T, V]));
+  // Restricted: the allowed tokens' log-probs, renormalized.
+  if (allowed)
+    logsm = tf.logSoftmax(
+      logsm.add(
+        allowed
+          .reshape([B * T, V])
+          .sub(1)
+          .mul(1e9),
+      ),
+    );
   const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)).reshape([B, T]) as tf.Tensor2D;
   return { logp, entropy, hidden };
 }
 
+/**
+ * The parts of a scoring pass. `allowed` [B, T, V] (1 = may be sampled) restricts each position's
+ * distribution to its allowed tokens, renormalized: log p_A(y) = log p(y) - log sum_{v in A} p(v)
+ * (a grammar-constrained policy; the targets must be allowed).
+ */
 function scoreParts(
   model: GPT,
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
+  allowed?: tf.Tensor3D,
 ): { logp: tf.Tensor2D; hidden: tf.Tensor3D; vocab: tf.Tensor3D; copy?: CopyScores } {
   const V = model.config.vocabSize;
   // The token after input t is targets[t]: what a copy pointer to position t copies.
@@ -50,13 +68,25 @@ function scoreParts(
     .oneHot(targets.reshape([B * T]), V)
     .toFloat()
     .reshape([B, T, V]);
+  const banned = allowed ? allowed.sub(1).mul(1e9) : null;
   if (!out.copy) {
-    const logsm = tf.logSoftmax(vocab.reshape([B * T, V])).reshape([B, T, V]);
+    const logits = banned ? vocab.add(banned) : vocab;
+    const logsm = tf.logSoftmax(logits.reshape([B * T, V])).reshape([B, T, V]);
     const logp = tf.sum(tf.mul(logsm, pick), 2) as tf.Tensor2D;
     return { logp, hidden: out.hidden, vocab };
   }
   const { scores, next } = out.copy;
-  const z = tf.logSumExp(tf.concat([vocab, scores], 2), 2);
+  let z: tf.Tensor;
+  if (allowed && banned) {
+    // A pointer counts when the token it copies is allowed: [B, T, S] = allowed x onehot(next)^T.
+    const S = next.shape[1];
+    const nextHot = tf
+      .oneHot(next.reshape([B * S]), V)
+      .toFloat()
+      .reshape([B, S, V]);
+    const keyAllowed = tf.matMul(allowed, nextHot, false, true);
+    z = tf.logSumExp(tf.concat([vocab.add(banned), scores.add(keyAllowed.sub(1).mul(1e9))], 2), 2);
+  } else z = tf.logSumExp(tf.concat([vocab, scores], 2), 2);
   // Keys whose next token is the target count for it; the others drop out.
   const same = tf.equal(targets.expandDims(2), next.expandDims(1)).toFloat();
   const forTarget = tf.concat(

@@ -1,13 +1,13 @@
 import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
-import { rollout } from "../agent/modelRollout";
+import { rollout, type Trajectory } from "../agent/modelRollout";
 import type { Segment } from "../agent/transcript";
-import { listTasks } from "../env";
+import { listTasks, parseAction } from "../env";
 import { selectBackend } from "../model/backend";
 import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
-import { Tokenizer } from "../model/tokenizer";
+import { EOA, Tokenizer } from "../model/tokenizer";
 import { ALGORITHM_NAMES } from "./algorithms";
 import { trajectoryRows } from "./rows";
 import { sft } from "./sft";
@@ -73,6 +73,40 @@ describe("trainer", () => {
     expect(m.steps).toBeGreaterThan(0);
     t.dispose();
     model.dispose();
+  });
+
+  it("a grammar-constrained policy is scored under the same restriction: ratio 1, and its actions parse", async () => {
+    const copying = new GPT({ ...start.config, copyHead: true, copyContinue: true }, 3);
+    for (const model of [start.clone(), copying]) {
+      const t = new Trainer(model, tok, {
+        algo: "loop",
+        seed: 0,
+        tasks: 4,
+        k: 4,
+        lr: 0.003,
+        overrides: { minibatch: 8 },
+        ...SHORT,
+        maxActionTokens: 60,
+        grammar: true,
+      });
+      let trajectories: Trajectory[] = [];
+      t.on((e) => {
+        if (e.type === "rollouts") trajectories = e.trajectories;
+      });
+      const m = await t.iterate();
+      expect(m.steps).toBeGreaterThan(0);
+      expect(m.samplerLogpDiff).toBeLessThan(1e-4);
+      expect(m.firstRatio).toBeCloseTo(1, 5);
+      // Every finished action is a well-formed call (an unfinished one hit the token cap).
+      const finished = trajectories
+        .flatMap((x) => x.turns.map((turn) => turn.action))
+        .filter((a) => a.at(-1) === EOA)
+        .map((a) => tok.decode(a.slice(0, -1)));
+      expect(finished.length).toBeGreaterThan(0);
+      for (const text of finished) expect(parseAction(text).ok, text).toBe(true);
+      t.dispose();
+      model.dispose();
+    }
   });
 
   it("rows reproduce the sampler's contexts (the context rule), for long episodes too", async () => {

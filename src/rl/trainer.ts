@@ -1,4 +1,5 @@
 import * as tf from "@tensorflow/tfjs";
+import { ActionGrammar, grammarMask } from "../agent/grammar";
 import { rollout, type Trajectory } from "../agent/modelRollout";
 import { listTasks, type Split } from "../env";
 import { Rng } from "../env/rng";
@@ -56,6 +57,11 @@ export interface TrainerOptions {
   abortLogRatio?: number;
   /** After each update, score the iteration's rollouts again for per-token ratio, entropy, clip (the page's player). */
   tokenStats?: boolean;
+  /**
+   * A grammar-constrained policy: every action is sampled under the action grammar
+   * (src/agent/grammar.ts), and scored under it (the same tokens masked), so ratios stay exact.
+   */
+  grammar?: boolean;
 }
 
 export interface RolloutGroup {
@@ -158,6 +164,7 @@ const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 
 export class Trainer {
   readonly algorithm: Algorithm;
   readonly options: Required<Omit<TrainerOptions, "overrides" | "trainTasks">>;
+  private readonly actionGrammar: ActionGrammar | null;
   readonly trainTasks: string[];
   iteration = 0;
   private readonly optimizer: AdamW;
@@ -196,7 +203,9 @@ export class Trainer {
       microTokens: options.microTokens ?? 8192,
       abortLogRatio: options.abortLogRatio ?? 20,
       tokenStats: options.tokenStats ?? false,
+      grammar: options.grammar ?? false,
     };
+    this.actionGrammar = this.options.grammar ? new ActionGrammar(tokenizer) : null;
     if (!(Number.isInteger(options.k) && options.k >= 2))
       throw new Error("k must be an integer >= 2");
     if (!(Number.isInteger(options.tasks) && options.tasks >= 1))
@@ -321,6 +330,7 @@ export class Trainer {
       batchSize: this.options.rolloutBatch,
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
+      ...(this.actionGrammar ? { grammar: this.actionGrammar } : {}),
     });
     const rolloutSeconds = (performance.now() - t0) / 1000;
     const rewards = trajectories.map((t) => t.evaluation.reward);
@@ -538,6 +548,7 @@ export class Trainer {
       batchSize: this.options.rolloutBatch,
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
+      grammar: this.options.grammar,
     });
     this.emit({ type: "eval", iteration: this.iteration, result });
     return result;
@@ -552,6 +563,14 @@ export class Trainer {
 
   private grouping(p: PackedRows): Grouping {
     return { trajectoryOfRow: p.trajectoryOfRow, turnOfToken: p.turnOf };
+  }
+
+  /** A grammar-constrained policy's allowed tokens at each agent target [B, T, V] (else undefined). */
+  private allowed(p: PackedRows): tf.Tensor3D | undefined {
+    if (!this.actionGrammar) return undefined;
+    const V = this.model.config.vocabSize;
+    const m = grammarMask(this.actionGrammar, p.targets, p.mask, p.B, p.T, V);
+    return tf.tensor3d(m, [p.B, p.T, V]);
   }
 
   /** Values V(s_t) of every column [B, T] from the final hidden state. */
@@ -573,9 +592,10 @@ export class Trainer {
       const ids = tf.tensor2d(packed.ids, [B, T], "int32");
       const targets = tf.tensor2d(packed.targets, [B, T], "int32");
       const mask = tf.tensor2d(packed.mask, [B, T]);
-      const r = tokenLogProbsAndEntropy(this.model, ids, targets);
+      const allowed = this.allowed(packed);
+      const r = tokenLogProbsAndEntropy(this.model, ids, targets, allowed);
       const extra: tf.Tensor[] = [];
-      if (this.reference) extra.push(tokenLogProbs(this.reference, ids, targets).logp);
+      if (this.reference) extra.push(tokenLogProbs(this.reference, ids, targets, allowed).logp);
       if (this.critic) extra.push(this.values(r.hidden));
       return [r.logp, meanEntropy(r.entropy, mask), ...extra];
     });
@@ -663,7 +683,7 @@ export class Trainer {
         const ids = tf.tensor2d(packed.ids, [B, T], "int32");
         const targets = tf.tensor2d(packed.targets, [B, T], "int32");
         const mask = tf.tensor2d(packed.mask, [B, T]);
-        const r = tokenLogProbs(this.model, ids, targets);
+        const r = tokenLogProbs(this.model, ids, targets, this.allowed(packed));
         const grouping = this.grouping(packed);
         if (algo.objective === "imitation") {
           const l = imitationLoss(r.logp, mask, divisor, grouping);
