@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     );
     const b = result.behaviour;
     console.log(
-      `behaviour: doc lookups/rollout ${b.docLookupsPerRollout.toFixed(2)}  assumptions/rollout ${b.assumptionsPerRollout.toFixed(2)}  give-up rate ${b.giveUpRate.toFixed(2)}  errors/turn ${b.errorsPerTurn.toFixed(2)}`,
+      `behaviour: doc lookups/rollout ${b.docLookupsPerRollout.toFixed(2)}  assumptions/rollout ${b.assumptionsPerRollout.toFixed(2)}  give-up rate ${b.giveUpRate.toFixed(2)}  errors/turn ${b.errorsPerTurn.toFixed(2)}  malformed/turn ${b.malformedPerTurn.toFixed(2)}`,
     );
   }
   model.dispose();

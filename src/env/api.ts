@@ -130,20 +130,23 @@ export class AppRegistry {
   }
 
   /**
-   * Runs one parsed call against the state. Never throws: every failure is { ok: false, error }
-   * and leaves the database exactly as it was.
+   * Checks a parsed call against the APIs without running it: the app, the API, each argument's
+   * name and type, the required ones (the optional ones missing get their defaults). A call that
+   * fails here is malformed, whatever the state.
    */
-  call(state: RuntimeState, call: ParsedCall): CallResult {
+  checkCall(
+    call: ParsedCall,
+  ): { ok: true; app: AppSpec; api: ApiSpec; args: JsonObject } | { ok: false; error: string } {
     const app = this.apps.get(call.app);
     if (!app)
-      return err(
+      return bad(
         `Unknown app '${call.app}'. Apps: ${this.list()
           .map((a) => a.name)
           .join(", ")}.`,
       );
     const api = app.apis.find((a) => a.name === call.api);
     if (!api)
-      return err(
+      return bad(
         `Unknown API '${call.api}' in app '${app.name}'. See api_docs.show_api_descriptions(app_name="${app.name}").`,
       );
     const params = allParams(api);
@@ -151,12 +154,12 @@ export class AppRegistry {
     for (const [name, value] of Object.entries(call.args)) {
       const spec = params.find((p) => p.name === name);
       if (!spec)
-        return err(
+        return bad(
           `${app.name}.${api.name} has no argument '${name}'. Arguments: ${params.map((p) => p.name).join(", ") || "none"}.`,
         );
       if (value === null && !spec.required) continue;
       if (!typeMatches(spec.type, value))
-        return err(`Argument '${name}' must be ${spec.type}, got ${typeName(value)}.`);
+        return bad(`Argument '${name}' must be ${spec.type}, got ${typeName(value)}.`);
       Object.defineProperty(args, name, {
         value,
         enumerable: true,
@@ -166,10 +169,21 @@ export class AppRegistry {
     }
     for (const p of params) {
       if (p.required && !Object.hasOwn(args, p.name))
-        return err(`Missing required argument '${p.name}' for ${app.name}.${api.name}.`);
+        return bad(`Missing required argument '${p.name}' for ${app.name}.${api.name}.`);
       if (!p.required && !Object.hasOwn(args, p.name) && p.default !== undefined)
         args[p.name] = p.default;
     }
+    return { ok: true, app, api, args };
+  }
+
+  /**
+   * Runs one parsed call against the state. Never throws: every failure is { ok: false, error }
+   * and leaves the database exactly as it was.
+   */
+  call(state: RuntimeState, call: ParsedCall): CallResult {
+    const checked = this.checkCall(call);
+    if (!checked.ok) return err(checked.error);
+    const { app, api, args } = checked;
     let user = "";
     if (api.auth) {
       const session = state.sessions.get(args.access_token as string);
@@ -215,5 +229,9 @@ export class AppRegistry {
 }
 
 function err(error: string): CallResult {
+  return { ok: false, error };
+}
+
+function bad(error: string): { ok: false; error: string } {
   return { ok: false, error };
 }

@@ -1,9 +1,11 @@
-import { ERROR_PREFIX, type Json, observationBody, parseAction } from "../env";
+import { ERROR_PREFIX, type Json, observationBody, parseAction, registry } from "../env";
 
 /**
  * Behaviour statistics of rollouts, counted as in the paper's analysis (section 5.5):
  * doc lookups per rollout, calls that use an argument value seen nowhere before (assumption or
- * confabulation), give-up rate after a failed call, turns per episode, errors per turn.
+ * confabulation), give-up rate after a failed call, turns per episode, errors per turn; and
+ * malformed actions per turn (not a call to an API that exists with its arguments: what the
+ * action grammar rules out).
  */
 export interface EpisodeText {
   /** The first observation (instruction included). */
@@ -19,6 +21,8 @@ export interface BehaviourCounts {
   /** Calls with at least one argument value that appeared in no earlier observation nor the prompt. */
   assumptions: number;
   errors: number;
+  /** Actions that do not parse, or name an app, API or argument that does not exist, a value of the wrong type, or miss a required argument. */
+  malformed: number;
   /** Distinct endpoints that failed at least once. */
   failedEndpoints: number;
   /** ... of which a later call to the same endpoint succeeded. */
@@ -32,6 +36,7 @@ export interface BehaviourStats {
   giveUpRate: number;
   turnsPerEpisode: number;
   errorsPerTurn: number;
+  malformedPerTurn: number;
 }
 
 /** Argument values (strings and numbers, lists flattened) as the text they would be copied from. */
@@ -50,6 +55,7 @@ export function countBehaviour(ep: EpisodeText): BehaviourCounts {
     docLookups: 0,
     assumptions: 0,
     errors: 0,
+    malformed: 0,
     failedEndpoints: 0,
     recoveredEndpoints: 0,
   };
@@ -61,6 +67,7 @@ export function countBehaviour(ep: EpisodeText): BehaviourCounts {
     const isError = observationBody(obs).startsWith(ERROR_PREFIX);
     if (isError) c.errors++;
     const parsed = parseAction(action);
+    if (!parsed.ok || !registry.checkCall(parsed.call).ok) c.malformed++;
     if (parsed.ok) {
       const { app, api, args } = parsed.call;
       const endpoint = `${app}.${api}`;
@@ -84,6 +91,7 @@ export function addCounts(a: BehaviourCounts, b: BehaviourCounts): BehaviourCoun
     docLookups: a.docLookups + b.docLookups,
     assumptions: a.assumptions + b.assumptions,
     errors: a.errors + b.errors,
+    malformed: a.malformed + b.malformed,
     failedEndpoints: a.failedEndpoints + b.failedEndpoints,
     recoveredEndpoints: a.recoveredEndpoints + b.recoveredEndpoints,
   };
@@ -95,6 +103,7 @@ export const NO_BEHAVIOUR: BehaviourCounts = {
   docLookups: 0,
   assumptions: 0,
   errors: 0,
+  malformed: 0,
   failedEndpoints: 0,
   recoveredEndpoints: 0,
 };
@@ -109,5 +118,6 @@ export function behaviourStats(episodes: readonly EpisodeText[]): BehaviourStats
     giveUpRate: per(c.failedEndpoints - c.recoveredEndpoints, c.failedEndpoints),
     turnsPerEpisode: per(c.turns, c.rollouts),
     errorsPerTurn: per(c.errors, c.turns),
+    malformedPerTurn: per(c.malformed, c.turns),
   };
 }
