@@ -232,22 +232,14 @@ export class ActionGrammar {
         const text = this.texts[id] as string;
         // After <cap> only a word that starts with a letter (it is capitalized when decoded).
         if (afterCap && !/^[a-z]/.test(text)) continue;
-        const c = cursor.clone();
-        let ok = text.length > 0;
-        for (const ch of afterCap ? text[0]?.toUpperCase() + text.slice(1) : text) {
-          if (!c.feed(ch)) {
-            ok = false;
-            break;
-          }
-        }
-        mask[id] = ok ? 1 : 0;
+        mask[id] = text.length > 0 && this.advance(cursor.clone(), id, afterCap) ? 1 : 0;
       }
     }
     this.masks.set(key, mask);
     return mask;
   }
 
-  /** Advances a cursor by one token; false if the token was not allowed. */
+  /** Advances a cursor by one text token (capitalized after <cap>); false if it was not allowed. */
   advance(cursor: CallCursor, id: number, afterCap: boolean): boolean {
     if (id < TEXT0) return true;
     const text = this.texts[id] as string;

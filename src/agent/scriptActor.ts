@@ -131,8 +131,8 @@ export class ScriptActor implements Actor {
   private email = "";
   private phone = "";
   today = "";
-  /** Actions sent so far. */
-  private sent = 0;
+  /** Actions sent so far (the index of the next turn). */
+  private turn = 0;
   /** The turns (0-based) whose actions were slips, not to be imitated. */
   readonly slips: number[] = [];
 
@@ -149,8 +149,8 @@ export class ScriptActor implements Actor {
   }
 
   private *send(action: string, slip = false): Act<string> {
-    if (slip) this.slips.push(this.sent);
-    this.sent++;
+    if (slip) this.slips.push(this.turn);
+    this.turn++;
     return yield action;
   }
 

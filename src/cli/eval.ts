@@ -11,6 +11,7 @@
  */
 
 import { collectDemonstrations } from "../agent/demos";
+import { ActionGrammar } from "../agent/grammar";
 import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint } from "../model/checkpoint";
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
     samples,
     limit,
     batchSize: Number(v["batch-size"]),
-    grammar: v.grammar as boolean,
+    ...(v.grammar ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });
   for (const t of trajectories.slice(0, v.json ? 0 : show)) {
     const cut = (x: string) => (x.length > 300 ? `${x.slice(0, 300)}…` : x);

@@ -211,7 +211,7 @@ async function main(): Promise<void> {
       seed: 0,
       batchSize: trainer.options.rolloutBatch,
       ...(trainer.options.maxTurns ? { maxTurns: trainer.options.maxTurns } : {}),
-      grammar: trainer.options.grammar,
+      ...(trainer.actionGrammar ? { grammar: trainer.actionGrammar } : {}),
     });
     appendFileSync(
       join(out, "evals.jsonl"),

@@ -139,14 +139,14 @@ export class AppRegistry {
   ): { ok: true; app: AppSpec; api: ApiSpec; args: JsonObject } | { ok: false; error: string } {
     const app = this.apps.get(call.app);
     if (!app)
-      return bad(
+      return err(
         `Unknown app '${call.app}'. Apps: ${this.list()
           .map((a) => a.name)
           .join(", ")}.`,
       );
     const api = app.apis.find((a) => a.name === call.api);
     if (!api)
-      return bad(
+      return err(
         `Unknown API '${call.api}' in app '${app.name}'. See api_docs.show_api_descriptions(app_name="${app.name}").`,
       );
     const params = allParams(api);
@@ -154,12 +154,12 @@ export class AppRegistry {
     for (const [name, value] of Object.entries(call.args)) {
       const spec = params.find((p) => p.name === name);
       if (!spec)
-        return bad(
+        return err(
           `${app.name}.${api.name} has no argument '${name}'. Arguments: ${params.map((p) => p.name).join(", ") || "none"}.`,
         );
       if (value === null && !spec.required) continue;
       if (!typeMatches(spec.type, value))
-        return bad(`Argument '${name}' must be ${spec.type}, got ${typeName(value)}.`);
+        return err(`Argument '${name}' must be ${spec.type}, got ${typeName(value)}.`);
       Object.defineProperty(args, name, {
         value,
         enumerable: true,
@@ -169,7 +169,7 @@ export class AppRegistry {
     }
     for (const p of params) {
       if (p.required && !Object.hasOwn(args, p.name))
-        return bad(`Missing required argument '${p.name}' for ${app.name}.${api.name}.`);
+        return err(`Missing required argument '${p.name}' for ${app.name}.${api.name}.`);
       if (!p.required && !Object.hasOwn(args, p.name) && p.default !== undefined)
         args[p.name] = p.default;
     }
@@ -228,10 +228,6 @@ export class AppRegistry {
   }
 }
 
-function err(error: string): CallResult {
-  return { ok: false, error };
-}
-
-function bad(error: string): { ok: false; error: string } {
+function err(error: string): { ok: false; error: string } {
   return { ok: false, error };
 }

@@ -313,6 +313,15 @@ export async function extendAndGenerate(
         })),
       )
     : [];
+  // The step's tensors (the cache so far, its last logits and copy scores), freed when replaced.
+  const release = () => {
+    logits.dispose();
+    keyMask.dispose();
+    for (const l of kv) tf.dispose([l.k, l.v]);
+    copyKeys?.dispose();
+    scores?.dispose();
+    copyQuery?.dispose();
+  };
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
@@ -325,7 +334,6 @@ export async function extendAndGenerate(
       // Copy head: the mixture of the vocabulary and the pointers to every key so far, in JS.
       const copyValues = scores ? ((await scores.data()) as Float32Array) : null;
       const width = P + N + step; // keys so far
-
       const next = new Int32Array(B);
       for (let b = 0; b < B; b++) {
         if (done[b]) {
@@ -394,12 +402,7 @@ export async function extendAndGenerate(
       });
       before2.set(before);
       before.set(next);
-      logits.dispose();
-      keyMask.dispose();
-      for (const l of kv) tf.dispose([l.k, l.v]);
-      copyKeys?.dispose();
-      scores?.dispose();
-      copyQuery?.dispose();
+      release();
       logits = r.logits;
       kv = r.kv;
       copyKeys = r.copyKeys;
@@ -408,12 +411,7 @@ export async function extendAndGenerate(
       keyMask = nextMask;
     }
   } finally {
-    logits.dispose();
-    keyMask.dispose();
-    for (const l of kv) tf.dispose([l.k, l.v]);
-    copyKeys?.dispose();
-    scores?.dispose();
-    copyQuery?.dispose();
+    release();
   }
   return { tokens, logprobs, caches };
 }

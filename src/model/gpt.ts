@@ -75,6 +75,11 @@ export interface ForwardResult {
   copyQuery?: tf.Tensor2D;
 }
 
+/** Softmax over the allowed keys only (mask 1); rows with none are all zero. */
+function maskedSoftmax(scores: tf.Tensor, mask: tf.Tensor): tf.Tensor {
+  return tf.softmax(scores.add(mask.sub(1).mul(1e9))).mul(mask);
+}
+
 /**
  * a_{t-1}(j-1) for every query t and key j of whole sequences: the copy attention (softmax of the
  * content scores over the allowed keys, zero elsewhere) moved down one row and right one column.
@@ -83,7 +88,7 @@ export interface ForwardResult {
 const shiftedAttention = tf.customGrad(((content: tf.Tensor, allowed: tf.Tensor) => {
   const value = tf.tidy(() => {
     const [B, T, S] = content.shape as [number, number, number];
-    const a = tf.softmax(content.add(allowed.sub(1).mul(1e9))).mul(allowed);
+    const a = maskedSoftmax(content, allowed);
     return tf.pad(a.slice([0, 0, 0], [B, T - 1, S - 1]), [
       [0, 0],
       [1, 0],
@@ -342,8 +347,7 @@ export class GPT {
     let keys = tf.matMul(out, this.w("copy.wk")).reshape([B, T, d]) as tf.Tensor3D;
     if (opts.pastCopyKeys) keys = tf.concat([opts.pastCopyKeys, keys], 1);
     if (opts.returnKV) result.copyKeys = keys;
-    const wq = this.w("copy.wq");
-    const q = tf.matMul(query, wq).reshape([B, Q, d]);
+    const q = tf.matMul(query, this.w("copy.wq")).reshape([B, Q, d]);
     const first = pastLen + T - Q; // the first query's index among the keys
     const earlier = tf
       .less(
@@ -357,7 +361,7 @@ export class GPT {
     const content = tf.matMul(q, keys, false, true).mul(1 / Math.sqrt(d)) as tf.Tensor3D;
     let scores = content.add(this.w("copy.b")).add(allowed.sub(1).mul(1e9)) as tf.Tensor3D;
     if (this.config.copyContinue) {
-      const bonus = this.copyContinuation(out, keys, content, allowed as tf.Tensor3D, opts, {
+      const bonus = this.copyContinuation(hidden, keys, content, allowed as tf.Tensor3D, opts, {
         B,
         T,
         Q,
@@ -365,7 +369,7 @@ export class GPT {
         pastLen,
       });
       scores = scores.add(bonus.prior.mul(this.w("copy.cont")).mul(COPY_CONTINUE_SCALE));
-      if (opts.returnKV) result.copyQuery = bonus.lastQuery;
+      if (bonus.lastQuery) result.copyQuery = bonus.lastQuery;
     }
     const next = opts.copyNext ?? shiftIds(ids, -1);
     if (opts.mixture === false) {
@@ -384,29 +388,28 @@ export class GPT {
    * over its own earlier keys, read at each key's predecessor (`copyPrevKey`).
    */
   private copyContinuation(
-    out: tf.Tensor2D,
+    hidden: tf.Tensor3D,
     keys: tf.Tensor3D,
     content: tf.Tensor3D,
     allowed: tf.Tensor3D,
     opts: ForwardOptions,
     dims: { B: number; T: number; Q: number; S: number; pastLen: number },
-  ): { prior: tf.Tensor3D; lastQuery: tf.Tensor2D } {
+  ): { prior: tf.Tensor3D; lastQuery?: tf.Tensor2D } {
     const { B, T, Q, S, pastLen } = dims;
     const d = this.config.dModel;
-    const wq = this.w("copy.wq");
-    // Attention over allowed keys only; rows with none are all zero.
-    const attention = (s: tf.Tensor, mask: tf.Tensor) =>
-      tf.softmax(s.add(mask.sub(1).mul(1e9))).mul(mask);
-    const lastHidden = out
-      .reshape([B, T, d])
-      .slice([0, T - 1, 0], [B, 1, d])
-      .reshape([B, d]);
-    const lastQuery = tf.matMul(lastHidden, wq) as tf.Tensor2D;
+    // The copy query of this call's position t (counted from its first token).
+    const queryAt = (t: number) =>
+      tf.matMul(
+        hidden.slice([0, t, 0], [B, 1, d]).reshape([B, d]),
+        this.w("copy.wq"),
+      ) as tf.Tensor2D;
+    // The last position's query, for the next call (decoding keeps it).
+    const last = opts.returnKV ? { lastQuery: queryAt(T - 1) } : {};
     if (Q === T && T > 1 && pastLen === 0 && !opts.copyPrevKey) {
       // a_{t-1}(j-1): row t-1 and key j-1 of the [T, S] attention (S = T). A fixed feature of
       // the scores (no gradient flows back through it): its [T, S] intermediates are not kept for
       // the backward pass, which a long sequence's memory (wasm: 4 GB) cannot afford.
-      return { prior: shiftedAttention(content, allowed), lastQuery };
+      return { prior: shiftedAttention(content, allowed), ...last };
     }
     if (Q !== 1)
       throw new Error(
@@ -425,14 +428,9 @@ export class GPT {
         .equal(prevIndex, S - 2)
         .logicalAnd(tf.scalar(S - 2 >= pastLen))
         .toFloat(); // [B, 1]
-      const callQuery = tf.matMul(
-        out
-          .reshape([B, T, d])
-          .slice([0, T - 2, 0], [B, 1, d])
-          .reshape([B, d]),
-        wq,
-      );
-      prevQuery = callQuery.mul(inCall).add(past.mul(tf.scalar(1).sub(inCall)));
+      prevQuery = queryAt(T - 2)
+        .mul(inCall)
+        .add(past.mul(tf.scalar(1).sub(inCall)));
     }
     // Its keys: the allowed ones before it.
     const before = tf
@@ -443,13 +441,13 @@ export class GPT {
       .matMul(prevQuery.reshape([B, 1, d]), keys, false, true)
       .mul(1 / Math.sqrt(d))
       .reshape([B, S]);
-    const a = attention(prevContent, before); // [B, S]
+    const a = maskedSoftmax(prevContent, before); // [B, S]
     // Each key j reads a at its predecessor (index -1 reads the zero column).
     const padded = tf.concat([tf.zeros([B, 1]), a], 1);
     const prior = tf
       .gather(padded, prevKey.add(tf.scalar(1, "int32")), 1, 1)
       .reshape([B, 1, S]) as tf.Tensor3D;
-    return { prior, lastQuery };
+    return { prior, ...last };
   }
 
   /** Copies every weight from a model of the same config (e.g. a frozen reference, or a restore). */

@@ -28,21 +28,13 @@ export function tokenLogProbsAndEntropy(
   targets: tf.Tensor2D,
   allowed?: tf.Tensor3D,
 ): { logp: tf.Tensor2D; entropy: tf.Tensor2D; hidden: tf.Tensor3D } {
-  const { logp, hidden, vocab, copy } = scoreParts(model, ids, targets, allowed);
+  const { logp, hidden, vocab, copy, banned } = scoreParts(model, ids, targets, allowed);
   const [B, T, V] = vocab.shape;
   let logsm = copy
     ? mixtureLogProbs(vocab, copy).reshape([B * T, V])
     : tf.logSoftmax(vocab.reshape([B * T, V]));
   // Restricted: the allowed tokens' log-probs, renormalized.
-  if (allowed)
-    logsm = tf.logSoftmax(
-      logsm.add(
-        allowed
-          .reshape([B * T, V])
-          .sub(1)
-          .mul(1e9),
-      ),
-    );
+  if (banned) logsm = tf.logSoftmax(logsm.add(banned.reshape([B * T, V])));
   const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), 1)).reshape([B, T]) as tf.Tensor2D;
   return { logp, entropy, hidden };
 }
@@ -57,7 +49,14 @@ function scoreParts(
   ids: tf.Tensor2D,
   targets: tf.Tensor2D,
   allowed?: tf.Tensor3D,
-): { logp: tf.Tensor2D; hidden: tf.Tensor3D; vocab: tf.Tensor3D; copy?: CopyScores } {
+): {
+  logp: tf.Tensor2D;
+  hidden: tf.Tensor3D;
+  vocab: tf.Tensor3D;
+  copy?: CopyScores;
+  /** With `allowed`: 0 where allowed, -1e9 elsewhere [B, T, V]. */
+  banned?: tf.Tensor3D;
+} {
   const V = model.config.vocabSize;
   // The token after input t is targets[t]: what a copy pointer to position t copies.
   const out = model.forward(ids, { mixture: false, copyNext: targets });
@@ -68,25 +67,34 @@ function scoreParts(
     .oneHot(targets.reshape([B * T]), V)
     .toFloat()
     .reshape([B, T, V]);
-  const banned = allowed ? allowed.sub(1).mul(1e9) : null;
+  const banned = allowed ? (allowed.sub(1).mul(1e9) as tf.Tensor3D) : undefined;
   if (!out.copy) {
     const logits = banned ? vocab.add(banned) : vocab;
     const logsm = tf.logSoftmax(logits.reshape([B * T, V])).reshape([B, T, V]);
     const logp = tf.sum(tf.mul(logsm, pick), 2) as tf.Tensor2D;
-    return { logp, hidden: out.hidden, vocab };
+    return { logp, hidden: out.hidden, vocab, ...(banned ? { banned } : {}) };
   }
   const { scores, next } = out.copy;
-  let z: tf.Tensor;
-  if (allowed && banned) {
-    // A pointer counts when the token it copies is allowed: [B, T, S] = allowed x onehot(next)^T.
-    const S = next.shape[1];
-    const nextHot = tf
-      .oneHot(next.reshape([B * S]), V)
-      .toFloat()
-      .reshape([B, S, V]);
-    const keyAllowed = tf.matMul(allowed, nextHot, false, true);
-    z = tf.logSumExp(tf.concat([vocab.add(banned), scores.add(keyAllowed.sub(1).mul(1e9))], 2), 2);
-  } else z = tf.logSumExp(tf.concat([vocab, scores], 2), 2);
+  // Restricted: a pointer counts when the token it copies is allowed, [B, T, S] =
+  // allowed x onehot(next)^T.
+  const keyBanned = allowed
+    ? tf
+        .matMul(
+          allowed,
+          tf
+            .oneHot(next.reshape([B * next.shape[1]]), V)
+            .toFloat()
+            .reshape([B, next.shape[1], V]),
+          false,
+          true,
+        )
+        .sub(1)
+        .mul(1e9)
+    : undefined;
+  const z = tf.logSumExp(
+    tf.concat([banned ? vocab.add(banned) : vocab, keyBanned ? scores.add(keyBanned) : scores], 2),
+    2,
+  );
   // Keys whose next token is the target count for it; the others drop out.
   const same = tf.equal(targets.expandDims(2), next.expandDims(1)).toFloat();
   const forTarget = tf.concat(
@@ -94,7 +102,7 @@ function scoreParts(
     2,
   );
   const logp = tf.logSumExp(forTarget, 2).sub(z) as tf.Tensor2D;
-  return { logp, hidden: out.hidden, vocab, copy: out.copy };
+  return { logp, hidden: out.hidden, vocab, copy: out.copy, ...(banned ? { banned } : {}) };
 }
 
 /** Right-pads sequences to one bucket length; returns inputs, next-token targets and the mask. */

@@ -26,7 +26,6 @@ export const TEXT0 = BYTE0 + 256;
 export function isByteToken(id: number): boolean {
   return id >= BYTE0 && id < TEXT0;
 }
-const CHARS0 = BYTE0 + 256;
 /** Single characters that get their own token: printable ASCII, newline, tab. */
 const BASE_CHARS = [
   "\n",
@@ -63,9 +62,9 @@ export class Tokenizer {
       ...spec.pieces,
       ...spec.words,
     ];
-    const w0 = CHARS0 + BASE_CHARS.length + spec.pieces.length;
-    for (const [i, c] of BASE_CHARS.entries()) this.ids.set(c, CHARS0 + i);
-    for (const [i, p] of spec.pieces.entries()) this.ids.set(p, CHARS0 + BASE_CHARS.length + i);
+    const w0 = TEXT0 + BASE_CHARS.length + spec.pieces.length;
+    for (const [i, c] of BASE_CHARS.entries()) this.ids.set(c, TEXT0 + i);
+    for (const [i, p] of spec.pieces.entries()) this.ids.set(p, TEXT0 + BASE_CHARS.length + i);
     for (const [i, w] of spec.words.entries()) this.wordIds.set(w, w0 + i);
   }
 
@@ -151,7 +150,7 @@ export class Tokenizer {
         const lo = (ids[i + 2] as number) - BYTE0;
         text = String.fromCharCode(((hi & 255) << 8) | (lo & 255));
         i += 2;
-      } else if (id < CHARS0) text = "";
+      } else if (id < TEXT0) text = "";
       else text = this.vocab[id] ?? "";
       if (cap && text) text = text[0]?.toUpperCase() + text.slice(1);
       cap = false;

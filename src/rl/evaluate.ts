@@ -1,4 +1,4 @@
-import { ActionGrammar } from "../agent/grammar";
+import type { ActionGrammar } from "../agent/grammar";
 import { rollout, type Trajectory } from "../agent/modelRollout";
 import { listTasks, type Split, scenarioGoalCompletion, taskGoalCompletion } from "../env";
 import type { GPT } from "../model/gpt";
@@ -16,8 +16,8 @@ export interface EvalOptions {
   batchSize?: number;
   maxTurns?: number;
   maxActionTokens?: number;
-  /** Decode every action under the action grammar (ActionGrammar). */
-  grammar?: boolean;
+  /** Decode every action under this action grammar. */
+  grammar?: ActionGrammar;
 }
 
 export interface EvalResult {
@@ -54,7 +54,7 @@ export async function evaluatePolicy(
     batchSize: opts.batchSize ?? 8,
     ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
     ...(opts.maxActionTokens ? { maxActionTokens: opts.maxActionTokens } : {}),
-    ...(opts.grammar ? { grammar: new ActionGrammar(tok) } : {}),
+    ...(opts.grammar ? { grammar: opts.grammar } : {}),
   });
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const results = trajectories.map((t) => ({

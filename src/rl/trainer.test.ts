@@ -1,7 +1,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
-import { rollout, type Trajectory } from "../agent/modelRollout";
+import { rollout } from "../agent/modelRollout";
 import type { Segment } from "../agent/transcript";
 import { listTasks, parseAction } from "../env";
 import { selectBackend } from "../model/backend";
@@ -42,12 +42,14 @@ beforeAll(async () => {
   await sft(start, segs, { epochs: 20, lr: 0.01, batchTokens: 8192, seed: 0 });
 }, 300_000);
 
-function trainer(opts: Partial<TrainerOptions> = {}): {
+function trainer(
+  opts: Partial<TrainerOptions> = {},
+  model: GPT = start.clone(),
+): {
   t: Trainer;
   model: GPT;
   events: TrainerEvent[];
 } {
-  const model = start.clone();
   const t = new Trainer(model, tok, {
     algo: "loop",
     seed: 0,
@@ -77,23 +79,10 @@ describe("trainer", () => {
 
   it("a grammar-constrained policy is scored under the same restriction: ratio 1, and its actions parse", async () => {
     const copying = new GPT({ ...start.config, copyHead: true, copyContinue: true }, 3);
-    for (const model of [start.clone(), copying]) {
-      const t = new Trainer(model, tok, {
-        algo: "loop",
-        seed: 0,
-        tasks: 4,
-        k: 4,
-        lr: 0.003,
-        overrides: { minibatch: 8 },
-        ...SHORT,
-        maxActionTokens: 60,
-        grammar: true,
-      });
-      let trajectories: Trajectory[] = [];
-      t.on((e) => {
-        if (e.type === "rollouts") trajectories = e.trajectories;
-      });
+    for (const policy of [start.clone(), copying]) {
+      const { t, model, events } = trainer({ maxActionTokens: 60, grammar: true }, policy);
       const m = await t.iterate();
+      const trajectories = events.flatMap((e) => (e.type === "rollouts" ? e.trajectories : []));
       expect(m.steps).toBeGreaterThan(0);
       expect(m.samplerLogpDiff).toBeLessThan(1e-4);
       expect(m.firstRatio).toBeCloseTo(1, 5);

@@ -164,7 +164,8 @@ const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 
 export class Trainer {
   readonly algorithm: Algorithm;
   readonly options: Required<Omit<TrainerOptions, "overrides" | "trainTasks">>;
-  private readonly actionGrammar: ActionGrammar | null;
+  /** The action grammar of a grammar-constrained policy (options.grammar), else null. */
+  readonly actionGrammar: ActionGrammar | null;
   readonly trainTasks: string[];
   iteration = 0;
   private readonly optimizer: AdamW;
@@ -548,7 +549,7 @@ export class Trainer {
       batchSize: this.options.rolloutBatch,
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
-      grammar: this.options.grammar,
+      ...(this.actionGrammar ? { grammar: this.actionGrammar } : {}),
     });
     this.emit({ type: "eval", iteration: this.iteration, result });
     return result;
