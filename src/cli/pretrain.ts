@@ -3,11 +3,13 @@
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
- *                       [--world-weight W] [--copy-head] [--copy-continue] [--flaws default|mild|name=rate,...]
+ *                       [--world-weight W] [--copy-head] [--copy-continue] [--split-quote] [--flaws default|mild|name=rate,...]
  *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token 2 it grows the model a two-back token embedding first, with --copy-continue
- * the copy continuation prior (each starting at zero: the same function, then it learns).
+ * the copy continuation prior (each starting at zero: the same function, then it learns), with
+ * --split-quote its tokenizer gives a closing quote its own token (TokenizerSpec.splitQuote; new
+ * vocabularies always do).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
  * --lr-final decays the learning rate linearly from --lr to it over --max-steps.
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
@@ -44,6 +46,7 @@ const v = parseCli(import.meta.url, {
   "prev-token": { type: "string" },
   "copy-head": { type: "boolean", default: false },
   "copy-continue": { type: "boolean", default: false },
+  "split-quote": { type: "boolean", default: false },
   flaws: { type: "string", default: "default" },
   epochs: { type: "string", default: "6" },
   lr: { type: "string", default: "0.003" },
@@ -91,8 +94,10 @@ async function main(): Promise<void> {
   );
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init = v.init ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
+  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
+  const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
   const tok =
-    init?.tokenizer ??
+    fromInit ??
     Tokenizer.build([...episodeCorpus(demos), ...docs], {
       maxWords: num("max-words", v["max-words"]),
       minCount: 3,

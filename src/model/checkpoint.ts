@@ -220,6 +220,7 @@ export async function saveCheckpoint(
       version: spec.version,
       pieces: [...spec.pieces],
       words: [...spec.words],
+      ...(spec.splitQuote ? { splitQuote: true } : {}),
     },
     tensors,
     checksum: blobChecksum(blob),

@@ -34,6 +34,26 @@ describe("Tokenizer", () => {
     expect(tok.encode("show_api_doc").length).toBe(1);
   });
 
+  it("ends a quoted value with the same token in an observation and in an action", () => {
+    const value = tok.encode("rosa.ellis@post.net");
+    const closing = (text: string) => {
+      const ids = tok.encode(text);
+      const at = ids.findIndex((_, i) => value.every((v, k) => ids[i + k] === v));
+      return ids[at + value.length];
+    };
+    const quote = tok.encode('"')[0];
+    expect(closing('[{"email":"rosa.ellis@post.net"},{"email":"x"}]')).toBe(quote);
+    expect(closing('pay.login(username="rosa.ellis@post.net")')).toBe(quote);
+    expect(closing('pay.login(username="rosa.ellis@post.net", password="x")')).toBe(quote);
+    // A vocabulary saved before the rule existed keeps its old encoding (its checkpoints' text).
+    const saved = Tokenizer.build([...corpus, ...corpus], { splitQuote: false }).toJSON();
+    expect(saved.splitQuote).toBeUndefined();
+    const old = Tokenizer.fromJSON(JSON.parse(JSON.stringify(saved)));
+    expect(old.encode('":"')).toHaveLength(1);
+    expect(old.withSplitQuote().encode('":"')).toEqual([quote, ...old.encode(':"')]);
+    expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), splitQuote: "yes" })).toThrow(/splitQuote/);
+  });
+
   it("is compact on world text", () => {
     const text = corpus.join("\n");
     expect(tok.encode(text).length).toBeLessThan(text.length / 2.5);

@@ -3,7 +3,8 @@
  * tokens when frequent; a Titlecase word is <cap> + its lower-case token, so "Rosa" in a name and
  * "rosa" in rosa.ellis@mail.com share a token and copying needs no case mapping; every digit is
  * its own token (numbers copy digit by digit); runs of punctuation use the longest known piece
- * ("\":\"", "},{"); any other character is <u16> + two byte tokens (its UTF-16 code unit), so
+ * ("\":\"", "},{"), except that a run starting with a quote begins with a lone quote token (see
+ * TokenizerSpec.splitQuote); any other character is <u16> + two byte tokens (its UTF-16 code unit), so
  * decode(encode(s)) === s for every JS string.
  */
 
@@ -40,6 +41,13 @@ export interface TokenizerSpec {
   pieces: string[];
   /** Lower-case words and identifiers, in id order. */
   words: string[];
+  /**
+   * A punctuation run that starts with a quote begins with a lone `"` token, so a quoted value
+   * ends with the same token in an observation (`"},{"` -> `"` `},{"`) and in an action (`")` ->
+   * `"` `)`): a copy of the value runs through its closing quote instead of having to guess where
+   * the value ends. Absent (false) in vocabularies made before the field existed.
+   */
+  splitQuote?: boolean;
 }
 
 const SPLIT = /[A-Za-z]+(?:_[A-Za-z]+)*|[0-9]|[^A-Za-z0-9]+/g;
@@ -116,6 +124,10 @@ export class Tokenizer {
 
   private encodePunct(run: string, out: number[]): void {
     let i = 0;
+    if (this.spec.splitQuote && run.length > 1 && run[0] === '"') {
+      out.push(this.ids.get('"') as number);
+      i = 1;
+    }
     while (i < run.length) {
       let taken = 0;
       for (let len = Math.min(MAX_PIECE, run.length - i); len >= 1; len--) {
@@ -163,6 +175,11 @@ export class Tokenizer {
     return this.spec;
   }
 
+  /** The same vocabulary with TokenizerSpec.splitQuote on (to continue an older checkpoint). */
+  withSplitQuote(): Tokenizer {
+    return new Tokenizer({ ...this.spec, splitQuote: true });
+  }
+
   /** Checks a saved spec (from a checkpoint) and builds the tokenizer; throws a clear error. */
   static fromJSON(value: unknown): Tokenizer {
     const v = value as Partial<TokenizerSpec> | null;
@@ -180,25 +197,39 @@ export class Tokenizer {
       throw new Error("a tokenizer word is not lower-case letters");
     if (new Set([...pieces, ...words]).size !== pieces.length + words.length)
       throw new Error("the tokenizer vocabulary has duplicates");
-    return new Tokenizer({ kind: "loop-world-tokenizer", version: 1, pieces, words });
+    if (v.splitQuote !== undefined && typeof v.splitQuote !== "boolean")
+      throw new Error("tokenizer splitQuote must be true or false");
+    return new Tokenizer({
+      kind: "loop-world-tokenizer",
+      version: 1,
+      pieces,
+      words,
+      ...(v.splitQuote ? { splitQuote: true } : {}),
+    });
   }
 
   /** Builds a vocabulary from a corpus: the most frequent words and punctuation runs. */
   static build(
     corpus: readonly string[],
-    options: { maxWords?: number; maxPieces?: number; minCount?: number } = {},
+    options: {
+      maxWords?: number;
+      maxPieces?: number;
+      minCount?: number;
+      splitQuote?: boolean;
+    } = {},
   ): Tokenizer {
-    const { maxWords = 1500, maxPieces = 120, minCount = 2 } = options;
+    const { maxWords = 1500, maxPieces = 120, minCount = 2, splitQuote = true } = options;
     const words = new Map<string, number>();
     const pieces = new Map<string, number>();
     const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
     for (const text of corpus)
-      for (const [piece] of text.matchAll(SPLIT)) {
+      for (let [piece] of text.matchAll(SPLIT)) {
         const c = piece.charCodeAt(0);
         if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
           const w = isTitle(piece) ? piece.toLowerCase() : piece;
           if (/^[a-z]+(?:_[a-z]+)*$/.test(w)) bump(words, w);
         } else if (!(c >= 48 && c <= 57) && piece.length >= 2 && !/[^\x20-\x7e\n]/.test(piece)) {
+          if (splitQuote && piece[0] === '"') piece = piece.slice(1);
           for (let len = 2; len <= Math.min(MAX_PIECE, piece.length); len++)
             for (let i = 0; i + len <= piece.length; i++) bump(pieces, piece.slice(i, i + len));
         }
@@ -214,6 +245,7 @@ export class Tokenizer {
       version: 1,
       pieces: top(pieces, maxPieces, (k) => k.length >= 2),
       words: top(words, maxWords, (w) => w.length >= 2),
+      ...(splitQuote ? { splitQuote: true } : {}),
     });
   }
 }
