@@ -13,9 +13,9 @@ async function iteration(page: Page): Promise<number> {
   return Number(await page.getByTestId("iteration").textContent());
 }
 
-/** Opens the quick page and steps exactly one iteration. */
-async function stepOnce(page: Page) {
-  await page.goto(QUICK);
+/** Opens the quick page (with more settings in `extra`) and steps exactly one iteration. */
+async function stepOnce(page: Page, extra = "") {
+  await page.goto(QUICK + extra);
   await ready(page);
   await page.getByTestId("train-step").click();
   await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
@@ -72,7 +72,9 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
 test("step runs exactly one iteration; a rollout's turns step with the arrow keys", async ({
   page,
 }) => {
-  await stepOnce(page);
+  // A grammar-constrained policy: even the untrained model's actions start as calls (app.api).
+  await stepOnce(page, "&grammar=on");
+  await expect(page.getByTestId("grammar-select")).toHaveValue("on");
   await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
   await page.waitForTimeout(1500);
   expect(await iteration(page)).toBe(1);
@@ -89,6 +91,7 @@ test("step runs exactly one iteration; a rollout's turns step with the arrow key
   await expect(page.getByTestId("episode-tests")).toBeVisible();
   await page.keyboard.press("ArrowLeft");
   await expect(page.getByTestId("turn-index")).toHaveText(`turn 1 / ${total}`);
+  await expect(page.getByTestId("action-tokens")).toHaveText(/^[a-z_]+\.[a-z_]+/);
   // Colour the action by the ratio after the update: every token tells its ratio and entropy.
   await page.getByTestId("colour-select").selectOption("ratio");
   await expect(page.getByTestId("colour-legend")).toContainText("after this iteration's update");
@@ -101,11 +104,14 @@ test("settings survive a reload through the URL", async ({ page }) => {
   await page.goto(QUICK);
   await page.getByTestId("algo-select").selectOption("grpo");
   await page.getByTestId("seed-input").fill("7");
+  await page.getByTestId("grammar-select").selectOption("on");
   await expect(page).toHaveURL(/algo=grpo/);
   await expect(page).toHaveURL(/seed=7/);
+  await expect(page).toHaveURL(/grammar=on/);
   await page.reload();
   await expect(page.getByTestId("algo-select")).toHaveValue("grpo");
   await expect(page.getByTestId("seed-input")).toHaveValue("7");
+  await expect(page.getByTestId("grammar-select")).toHaveValue("on");
 });
 
 test("a run survives a reload (IndexedDB), exports and imports; a bad file is refused", async ({

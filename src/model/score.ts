@@ -134,24 +134,41 @@ export interface Scores {
 }
 
 /**
+ * A restriction of the scored distributions: from the packed targets and mask (1 at the tokens
+ * that `masks` marks), each position's allowed tokens [B * T * V] (1 = may be sampled).
+ */
+export type Restriction = (
+  targets: Int32Array,
+  mask: Float32Array,
+  B: number,
+  T: number,
+  V: number,
+) => Float32Array;
+
+/**
  * Scores token sequences (no gradient): per-token log-probs and entropies, padded to a bucket.
  * With `entropy: false` the entropies are left at 0 and a copy head's full mixture is not formed.
+ * With `restrict` (and `masks`, 1 at the tokens it applies to) the log-probs and entropies are
+ * those of the restricted, renormalized distributions (a grammar-constrained policy).
  */
 export async function scoreSequences(
   model: GPT,
   sequences: readonly number[][],
-  opts: { entropy?: boolean } = {},
+  opts: { entropy?: boolean; masks?: readonly number[][]; restrict?: Restriction } = {},
 ): Promise<Scores> {
-  const masks = sequences.map((s) => new Array<number>(s.length).fill(1));
-  const { ids, targets, B, T } = packBatch(sequences, masks, model.config.context);
+  const masks = opts.masks ?? sequences.map((s) => new Array<number>(s.length).fill(1));
+  const { ids, targets, mask, B, T } = packBatch(sequences, masks, model.config.context);
+  const V = model.config.vocabSize;
+  const allowedData = opts.restrict?.(targets, mask, B, T, V);
   const [lp, en] = tf.tidy(() => {
     const idsT = tf.tensor2d(ids, [B, T], "int32");
     const targetsT = tf.tensor2d(targets, [B, T], "int32");
+    const allowed = allowedData ? tf.tensor3d(allowedData, [B, T, V]) : undefined;
     if (opts.entropy === false) {
-      const { logp } = tokenLogProbs(model, idsT, targetsT);
+      const { logp } = tokenLogProbs(model, idsT, targetsT, allowed);
       return [logp, tf.zerosLike(logp)];
     }
-    const r = tokenLogProbsAndEntropy(model, idsT, targetsT);
+    const r = tokenLogProbsAndEntropy(model, idsT, targetsT, allowed);
     return [r.logp, r.entropy];
   });
   const [lpv, env] = (await Promise.all([lp.data(), en.data()])) as [Float32Array, Float32Array];

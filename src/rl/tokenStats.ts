@@ -1,3 +1,4 @@
+import { type ActionGrammar, grammarMask } from "../agent/grammar";
 import type { Trajectory } from "../agent/modelRollout";
 import type { GPT } from "../model/gpt";
 import { scoreSequences } from "../model/score";
@@ -30,7 +31,8 @@ export function isClipped(
  * Scores the very token ids each trajectory sampled (same context rule as training) with the
  * current weights, and returns per turn, per action token, the ratio to the sampling log-prob,
  * the entropy and whether the clip is active. Rows are scored in micro-batches of at most
- * `microTokens` padded tokens (the trainer's bound on memory).
+ * `microTokens` padded tokens (the trainer's bound on memory). A grammar-constrained policy
+ * (`grammar`) is scored under its grammar, as the trainer scores it.
  */
 export async function trajectoryTokenStats(
   model: GPT,
@@ -38,6 +40,7 @@ export async function trajectoryTokenStats(
   advantages: readonly number[],
   bounds: [number, number] | null,
   microTokens: number,
+  grammar?: ActionGrammar | null,
 ): Promise<TurnTokenStats[][]> {
   const context = model.config.context;
   const out: TurnTokenStats[][] = trajectories.map((t) =>
@@ -52,6 +55,12 @@ export async function trajectoryTokenStats(
     const scores = await scoreSequences(
       model,
       batch.map((r) => r.tokens),
+      grammar
+        ? {
+            masks: batch.map((r) => r.mask),
+            restrict: (targets, mask, B, T, V) => grammarMask(grammar, targets, mask, B, T, V),
+          }
+        : {},
     );
     batch.forEach((row, b) => {
       const lp = scores.logprobs[b] as Float32Array;

@@ -80,6 +80,7 @@ describe("trainer", () => {
   it("a grammar-constrained policy is scored under the same restriction: ratio 1, and its actions parse", async () => {
     const copying = new GPT({ ...start.config, copyHead: true, copyContinue: true }, 3);
     for (const policy of [start.clone(), copying]) {
+      const before = policy.clone();
       const { t, model, events } = trainer({ maxActionTokens: 60, grammar: true }, policy);
       const m = await t.iterate();
       const trajectories = events.flatMap((e) => (e.type === "rollouts" ? e.trajectories : []));
@@ -93,6 +94,18 @@ describe("trainer", () => {
         .map((a) => tok.decode(a.slice(0, -1)));
       expect(finished.length).toBeGreaterThan(0);
       for (const text of finished) expect(parseAction(text).ok, text).toBe(true);
+      // The player's per-token stats score under the grammar too: the sampling weights give
+      // ratio 1 on every token (and without the grammar they would not).
+      const adv = trajectories.map(() => 0.5);
+      const ratios = async (grammar: typeof t.actionGrammar) =>
+        (await trajectoryTokenStats(before, trajectories, adv, [0.9, 1.1], 2048, grammar))
+          .flat()
+          .flatMap((x) => x.ratio);
+      for (const r of await ratios(t.actionGrammar)) expect(Math.abs(r - 1)).toBeLessThan(1e-3);
+      expect(Math.max(...(await ratios(null)).map((r) => Math.abs(Math.log(r))))).toBeGreaterThan(
+        0.01,
+      );
+      before.dispose();
       t.dispose();
       model.dispose();
     }

@@ -532,6 +532,7 @@ export class Trainer {
         advantages,
         bounds,
         this.options.microTokens,
+        this.actionGrammar,
       );
       this.emit({ type: "token-stats", iteration: it, stats: tokenStats });
     }

@@ -177,6 +177,7 @@ export class TrainingHost implements TrainingApi {
       rolloutBatch: 16,
       microTokens: 4096,
       tokenStats: true,
+      grammar: settings.grammar === "on",
     });
     trainer.on((e) => this.forward(e));
     return trainer;

@@ -32,6 +32,11 @@ export interface Settings {
   evalEvery: number;
   evalLimit: number;
   backend: BackendName | "auto";
+  /**
+   * on = a grammar-constrained policy: actions are sampled (and scored) only among tokens that keep
+   * them a well-formed call to an existing API (src/agent/grammar.ts).
+   */
+  grammar: "off" | "on";
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -49,6 +54,7 @@ export const DEFAULT_SETTINGS: Settings = {
   evalEvery: 5,
   evalLimit: 8,
   backend: "auto",
+  grammar: "off",
 };
 
 /** Pause between iterations for each speed (ms). */
@@ -74,6 +80,7 @@ export const SETTING_RULES: Record<keyof Settings, Rule> = {
   evalEvery: { kind: "int", min: 0, max: 1000 },
   evalLimit: { kind: "int", min: 0, max: 42 },
   backend: { kind: "enum", values: ["auto", "webgpu", "webgl", "wasm", "cpu"] },
+  grammar: { kind: "enum", values: ["off", "on"] },
 };
 
 /** One setting from text, or an error message (the value is refused, nothing else changes). */

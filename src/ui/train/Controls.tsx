@@ -156,6 +156,17 @@ export function Controls() {
             <option value="tiny">tiny untrained (quick)</option>
           </select>
         </label>
+        <label title="Sample only tokens that keep an action a well-formed call to an existing API">
+          actions
+          <select
+            data-testid="grammar-select"
+            value={settings.grammar}
+            onChange={(e) => change("grammar", e.target.value)}
+          >
+            <option value="off">free text</option>
+            <option value="on">grammar-constrained</option>
+          </select>
+        </label>
       </div>
       {error ? (
         <p className="error" data-testid="settings-error">
