@@ -49,8 +49,10 @@ describe("Tokenizer", () => {
     const saved = Tokenizer.build([...corpus, ...corpus], { splitQuote: false }).toJSON();
     expect(saved.splitQuote).toBeUndefined();
     const old = Tokenizer.fromJSON(JSON.parse(JSON.stringify(saved)));
-    expect(old.encode('":"')).toHaveLength(1);
-    expect(old.withSplitQuote().encode('":"')).toEqual([quote, ...old.encode(':"')]);
+    expect(old.encode('","')).toHaveLength(1);
+    expect(old.withSplitQuote().encode('","')).toEqual([quote, ...old.encode(',"')]);
+    // A key's closing quote stays in its piece: `":"` marks where a value starts.
+    expect(tok.encode('":"')).toHaveLength(1);
     expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), splitQuote: "yes" })).toThrow(/splitQuote/);
   });
 

@@ -3,7 +3,7 @@
  * tokens when frequent; a Titlecase word is <cap> + its lower-case token, so "Rosa" in a name and
  * "rosa" in rosa.ellis@mail.com share a token and copying needs no case mapping; every digit is
  * its own token (numbers copy digit by digit); runs of punctuation use the longest known piece
- * ("\":\"", "},{"), except that a run starting with a quote begins with a lone quote token (see
+ * ("\":\"", "},{"), except that a run starting with a quote (not `":`) begins with a lone quote token (see
  * TokenizerSpec.splitQuote); any other character is <u16> + two byte tokens (its UTF-16 code unit), so
  * decode(encode(s)) === s for every JS string.
  */
@@ -42,16 +42,26 @@ export interface TokenizerSpec {
   /** Lower-case words and identifiers, in id order. */
   words: string[];
   /**
-   * A punctuation run that starts with a quote begins with a lone `"` token, so a quoted value
-   * ends with the same token in an observation (`"},{"` -> `"` `},{"`) and in an action (`")` ->
-   * `"` `)`): a copy of the value runs through its closing quote instead of having to guess where
-   * the value ends. Absent (false) in vocabularies made before the field existed.
+   * A punctuation run that starts with a quote begins with a lone `"` token (unless it is a JSON
+   * key's `":`), so a quoted value ends with the same token in an observation (`"},{"` -> `"`
+   * `},{"`) and in an action (`")` -> `"` `)`): a copy of the value runs through its closing
+   * quote instead of having to guess where the value ends. Absent (false) in vocabularies made
+   * before the field existed.
    */
   splitQuote?: boolean;
 }
 
 const SPLIT = /[A-Za-z]+(?:_[A-Za-z]+)*|[0-9]|[^A-Za-z0-9]+/g;
 const MAX_PIECE = 6;
+
+/**
+ * A punctuation run that starts with a quote closing a value (TokenizerSpec.splitQuote): any but
+ * `":`, where the quote closes a JSON key (`"password":"`: that piece marks where a value starts,
+ * what a copy of it keys on).
+ */
+function closesValue(run: string): boolean {
+  return run.length > 1 && run[0] === '"' && run[1] !== ":";
+}
 
 function isTitle(word: string): boolean {
   return /^[A-Z][a-z]*$/.test(word) && word.length > 1;
@@ -124,7 +134,7 @@ export class Tokenizer {
 
   private encodePunct(run: string, out: number[]): void {
     let i = 0;
-    if (this.spec.splitQuote && run.length > 1 && run[0] === '"') {
+    if (this.spec.splitQuote && closesValue(run)) {
       out.push(this.ids.get('"') as number);
       i = 1;
     }
@@ -229,7 +239,7 @@ export class Tokenizer {
           const w = isTitle(piece) ? piece.toLowerCase() : piece;
           if (/^[a-z]+(?:_[a-z]+)*$/.test(w)) bump(words, w);
         } else if (!(c >= 48 && c <= 57) && piece.length >= 2 && !/[^\x20-\x7e\n]/.test(piece)) {
-          if (splitQuote && piece[0] === '"') piece = piece.slice(1);
+          if (splitQuote && closesValue(piece)) piece = piece.slice(1);
           for (let len = 2; len <= Math.min(MAX_PIECE, piece.length); len++)
             for (let i = 0; i + len <= piece.length; i++) bump(pieces, piece.slice(i, i + len));
         }
