@@ -15,7 +15,7 @@ const demos = collectDemonstrations("train", [0]).slice(0, 2);
 const tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 200, minCount: 2 });
 
 describe("argument NLL", () => {
-  it("labels each value token of a call by its argument, first or rest, the rest as syntax", () => {
+  it("labels each value token of a call by its argument, first, rest or end, the rest as syntax", () => {
     const ids = actionTokens(tok, 'pay.login(username="ann", password="x7q") page_index=12)');
     const text = ids.map((i) => tok.tokenText(i));
     const cats = actionTokenCategories(tok, ids);
@@ -25,8 +25,14 @@ describe("argument NLL", () => {
     expect(of("password[rest]")).toBe("7q");
     expect(of("username[first]") + of("username[rest]")).toBe("ann");
     expect(of("page_index[first]") + of("page_index[rest]")).toBe("12");
+    // A quoted value ends at its closing quote (its own token), an unquoted one at `,` or `)`.
+    expect([of("username[end]"), of("password[end]"), of("page_index[end]")]).toEqual([
+      '"',
+      '"',
+      ")",
+    ]);
     expect(text.filter((_, i) => cats[i] === "syntax").join("")).toBe(
-      'pay.login(username="", password="") page_index=)<eoa>',
+      'pay.login(username=", password=") page_index=<eoa>',
     );
   });
 

@@ -8,7 +8,7 @@ import type { Tokenizer } from "../model/tokenizer";
 /**
  * Where a cloned policy's loss sits: the agent-token negative log-likelihood of demonstrations,
  * grouped by what the token is. A value token of an API call is `<arg>[first]` (its first token)
- * or `<arg>[rest]`; every other agent token (app and API names, argument names, punctuation,
+ * or `<arg>[rest]`, and the token that ends it `<arg>[end]`; every other agent token (app and API names, argument names, punctuation,
  * <eoa>) is `syntax`. A value the policy has to copy from an observation (a password, an access
  * token) at about ln(36) = 3.6 nats a character means it is guessing, not copying.
  */
@@ -37,6 +37,10 @@ export function actionTokenCategories(tok: Tokenizer, action: readonly number[])
         continue;
       }
       index = -1;
+      // The token that ends the value (its closing quote, or what follows an unquoted value):
+      // whether the policy stops a copied value at the right place.
+      out.push(`${arg}[end]`);
+      continue;
     }
     out.push("syntax");
     if (text === '="' || text === "=") {
