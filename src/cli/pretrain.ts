@@ -7,9 +7,9 @@
  *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token 2 it grows the model a two-back token embedding first, with --copy-continue
- * the copy continuation prior (each starting at zero: the same function, then it learns), with
- * --split-quote its tokenizer gives a closing quote its own token (TokenizerSpec.splitQuote; new
- * vocabularies always do).
+ * the copy continuation prior (each starting at zero: the same function, then it learns).
+ * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
+ * vocabulary or in the --init checkpoint's (off in the shipped recipe, which predates it).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
  * --lr-final decays the learning rate linearly from --lr to it over --max-steps.
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     Tokenizer.build([...episodeCorpus(demos), ...docs], {
       maxWords: num("max-words", v["max-words"]),
       minCount: 3,
+      splitQuote: v["split-quote"] as boolean,
     });
   const prevToken = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
   if (prevToken !== undefined && prevToken !== 0 && prevToken !== 1 && prevToken !== 2)
