@@ -16,7 +16,7 @@ import { SPLITS, type Split } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
-import { argumentNll } from "../rl/argumentNll";
+import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { parseCli } from "./args";
 
@@ -57,7 +57,13 @@ async function main(): Promise<void> {
     const rows = await argumentNll(model, tokenizer, demos);
     if (v.json)
       console.log(
-        JSON.stringify({ checkpoint: v.checkpoint, split, episodes: demos.length, rows }),
+        JSON.stringify({
+          checkpoint: v.checkpoint,
+          split,
+          episodes: demos.length,
+          rows,
+          values: valueNll(rows),
+        }),
       );
     else {
       console.log(`agent-token NLL of ${demos.length} demonstrator episodes (${split}), nats:`);
@@ -67,6 +73,11 @@ async function main(): Promise<void> {
       for (const r of rows.slice(0, 20))
         console.log(
           `${r.key.padEnd(28)}${String(r.tokens).padStart(7)}${r.mean.toFixed(3).padStart(8)}${r.total.toFixed(0).padStart(9)}`,
+        );
+      console.log("whole values (first + rest + end), nats a value, and exp(-nats):");
+      for (const x of valueNll(rows).slice(0, 8))
+        console.log(
+          `${x.arg.padEnd(28)}${String(x.values).padStart(7)}${x.nats.toFixed(2).padStart(8)}${`${(100 * Math.exp(-x.nats)).toFixed(1)}%`.padStart(9)}`,
         );
     }
     return;

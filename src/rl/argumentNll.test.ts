@@ -5,7 +5,7 @@ import { actionTokens } from "../agent/transcript";
 import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
-import { actionTokenCategories, argumentNll } from "./argumentNll";
+import { actionTokenCategories, argumentNll, valueNll } from "./argumentNll";
 
 beforeAll(async () => {
   await tf.setBackend("cpu");
@@ -34,6 +34,26 @@ describe("argument NLL", () => {
     expect(text.filter((_, i) => cats[i] === "syntax").join("")).toBe(
       'pay.login(username=", password=") page_index=<eoa>',
     );
+  });
+
+  it("sums a whole value's NLL, its end included, per value", () => {
+    const row = (key: string, tokens: number, total: number) => ({
+      key,
+      tokens,
+      total,
+      mean: total / tokens,
+    });
+    const rows = [
+      row("password[first]", 2, 3),
+      row("password[rest]", 10, 1),
+      row("password[end]", 2, 4),
+      row("amount[first]", 4, 2),
+      row("syntax", 50, 5),
+    ];
+    expect(valueNll(rows)).toEqual([
+      { arg: "password", values: 2, nats: 4 },
+      { arg: "amount", values: 4, nats: 0.5 },
+    ]);
   });
 
   it("scores every agent token of the demonstrations once, grouped", async () => {

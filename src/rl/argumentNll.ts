@@ -95,3 +95,30 @@ export async function argumentNll(
     .map(([key, s]) => ({ key, tokens: s.tokens, mean: s.total / s.tokens, total: s.total }))
     .sort((a, b) => b.total - a.total);
 }
+
+/** The NLL of a whole value of an argument, from `argumentNll`'s rows. */
+export interface ValueNll {
+  arg: string;
+  /** Values scored (the count of `<arg>[first]` tokens). */
+  values: number;
+  /** Mean NLL of a whole value, its end included: first + rest / values + end (nats). */
+  nats: number;
+}
+
+/**
+ * Per argument, the mean NLL of writing a whole value and stopping where it ends: the sum over a
+ * value's tokens of -log p, averaged over values (exp(-nats) is their geometric-mean likelihood).
+ */
+export function valueNll(rows: readonly NllRow[]): ValueNll[] {
+  const by = new Map(rows.map((r) => [r.key, r]));
+  const out: ValueNll[] = [];
+  for (const r of rows) {
+    const m = /^(.*)\[first\]$/.exec(r.key);
+    if (!m) continue;
+    const arg = m[1] as string;
+    const rest = by.get(`${arg}[rest]`)?.total ?? 0;
+    const end = by.get(`${arg}[end]`)?.total ?? 0;
+    out.push({ arg, values: r.tokens, nats: (r.total + rest + end) / r.tokens });
+  }
+  return out.sort((a, b) => b.nats * b.values - a.nats * a.values);
+}
