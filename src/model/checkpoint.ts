@@ -210,18 +210,11 @@ export async function saveCheckpoint(
   }
   const blob = new Uint8Array(offset);
   for (const [i, t] of tensors.entries()) writeFloats(data[i] as Float32Array, blob, t.offset);
-  const spec = tokenizer.toJSON();
   const manifest: CheckpointManifest = {
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_VERSION,
     config,
-    tokenizer: {
-      kind: spec.kind,
-      version: spec.version,
-      pieces: [...spec.pieces],
-      words: [...spec.words],
-      ...(spec.splitQuote ? { splitQuote: true } : {}),
-    },
+    tokenizer: tokenizer.toJSON(),
     tensors,
     checksum: blobChecksum(blob),
   };

@@ -3,9 +3,9 @@
  * tokens when frequent; a Titlecase word is <cap> + its lower-case token, so "Rosa" in a name and
  * "rosa" in rosa.ellis@mail.com share a token and copying needs no case mapping; every digit is
  * its own token (numbers copy digit by digit); runs of punctuation use the longest known piece
- * ("\":\"", "},{"), except that a run starting with a quote (not `":`) begins with a lone quote token (see
- * TokenizerSpec.splitQuote); any other character is <u16> + two byte tokens (its UTF-16 code unit), so
- * decode(encode(s)) === s for every JS string.
+ * ("\":\"", "},{"), except that a run starting with a quote (not `":`) begins with a lone quote
+ * token (see TokenizerSpec.splitQuote); any other character is <u16> + two byte tokens (its UTF-16
+ * code unit), so decode(encode(s)) === s for every JS string.
  */
 
 export const SPECIAL_TOKENS = ["<pad>", "<bos>", "<eoo>", "<eoa>", "<cap>", "<u16>"] as const;
@@ -72,7 +72,17 @@ export class Tokenizer {
   private readonly ids = new Map<string, number>();
   private readonly wordIds = new Map<string, number>();
 
-  constructor(readonly spec: TokenizerSpec) {
+  readonly spec: TokenizerSpec;
+
+  constructor(spec: TokenizerSpec) {
+    // The saved form: splitQuote only when on (vocabularies made before it existed lack it).
+    this.spec = {
+      kind: spec.kind,
+      version: spec.version,
+      pieces: [...spec.pieces],
+      words: [...spec.words],
+      ...(spec.splitQuote ? { splitQuote: true } : {}),
+    };
     this.vocab = [
       ...SPECIAL_TOKENS,
       ...Array.from({ length: 256 }, (_, i) => `<0x${i.toString(16).padStart(2, "0")}>`),
@@ -181,8 +191,9 @@ export class Tokenizer {
     return out;
   }
 
+  /** The vocabulary as saved in a checkpoint (a copy). */
   toJSON(): TokenizerSpec {
-    return this.spec;
+    return { ...this.spec, pieces: [...this.spec.pieces], words: [...this.spec.words] };
   }
 
   /** The same vocabulary with TokenizerSpec.splitQuote on (to continue an older checkpoint). */
@@ -214,7 +225,7 @@ export class Tokenizer {
       version: 1,
       pieces,
       words,
-      ...(v.splitQuote ? { splitQuote: true } : {}),
+      splitQuote: v.splitQuote,
     });
   }
 
@@ -255,7 +266,7 @@ export class Tokenizer {
       version: 1,
       pieces: top(pieces, maxPieces, (k) => k.length >= 2),
       words: top(words, maxWords, (w) => w.length >= 2),
-      ...(splitQuote ? { splitQuote: true } : {}),
+      splitQuote,
     });
   }
 }

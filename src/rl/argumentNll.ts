@@ -8,8 +8,8 @@ import type { Tokenizer } from "../model/tokenizer";
 /**
  * Where a cloned policy's loss sits: the agent-token negative log-likelihood of demonstrations,
  * grouped by what the token is. A value token of an API call is `<arg>[first]` (its first token)
- * or `<arg>[rest]`, and the token that ends it `<arg>[end]`; every other agent token (app and API names, argument names, punctuation,
- * <eoa>) is `syntax`. A value the policy has to copy from an observation (a password, an access
+ * or `<arg>[rest]`, and the token that ends it `<arg>[end]`; every other agent token (app and API
+ * names, argument names, punctuation, <eoa>) is `syntax`. A value the policy has to copy from an observation (a password, an access
  * token) at about ln(36) = 3.6 nats a character means it is guessing, not copying.
  */
 export interface NllRow {
