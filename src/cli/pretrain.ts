@@ -2,11 +2,11 @@
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M]
- *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0|1|2]
+ *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0..4]
  *                       [--world-weight W] [--copy-head] [--copy-continue] [--split-quote] [--flaws default|mild|name=rate,...]
  *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
- * with --prev-token 2 it grows the model a two-back token embedding first, with --copy-continue
+ * with --prev-token N it grows the model embeddings of the tokens up to N back first, with --copy-continue
  * the copy continuation prior (each starting at zero: the same function, then it learns).
  * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
  * vocabulary or in the --init checkpoint's (off in the shipped recipe, which predates it).
@@ -30,7 +30,13 @@ import { APPS, formatApiDoc, tasksOf, trainWorldTasks } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
-import { PRESETS, type PresetName, presetConfig } from "../model/config";
+import {
+  MAX_PREV_TOKEN,
+  PRESETS,
+  type PresetName,
+  type PrevToken,
+  presetConfig,
+} from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
@@ -103,9 +109,10 @@ async function main(): Promise<void> {
       minCount: 3,
       splitQuote: v["split-quote"] as boolean,
     });
-  const prevToken = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
-  if (prevToken !== undefined && prevToken !== 0 && prevToken !== 1 && prevToken !== 2)
-    throw new Error("--prev-token must be 0, 1 or 2");
+  const back = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
+  if (back !== undefined && (!Number.isInteger(back) || back < 0 || back > MAX_PREV_TOKEN))
+    throw new Error(`--prev-token must be an integer from 0 to ${MAX_PREV_TOKEN}`);
+  const prevToken = back as PrevToken | undefined;
   const copyContinue = v["copy-continue"] as boolean;
   let model: GPT;
   if (

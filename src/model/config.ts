@@ -14,8 +14,11 @@ export interface ModelConfig {
    * longer has to be learned from scratch. 0 (older checkpoints): token + position only.
    * 2: also the token two back (`wprev2`), so a key can match on the two tokens before it: a bigram
    * is nearly unique in a context, where one character of a password or access token is not.
+   * 3, 4: also the tokens three and four back (`wprev3`, `wprev4`): in a list of records such as
+   * `{"account_name":"pay","password":"`, the key at a value's start then sees which record it is
+   * in (`pay` is three back), so a pointer can pick the right record's value.
    */
-  prevToken: 0 | 1 | 2;
+  prevToken: PrevToken;
   /**
    * A copy (pointer) head: the next-token distribution is one softmax over the vocabulary's logits
    * and a score for every earlier position j, whose mass goes to the token that followed j,
@@ -34,6 +37,10 @@ export interface ModelConfig {
    */
   copyContinue: boolean;
 }
+
+/** How many tokens back each token's input sees (ModelConfig.prevToken). */
+export type PrevToken = 0 | 1 | 2 | 3 | 4;
+export const MAX_PREV_TOKEN = 4;
 
 export type PresetName = "tiny" | "small" | "default";
 
@@ -101,8 +108,10 @@ export function validateConfig(c: unknown): ModelConfig {
       throw new Error(`model config: ${k} must be a positive integer, got ${JSON.stringify(x)}`);
   }
   const prev = v?.prevToken ?? 0; // absent in checkpoints made before the field existed
-  if (prev !== 0 && prev !== 1 && prev !== 2)
-    throw new Error(`model config: prevToken must be 0, 1 or 2, got ${JSON.stringify(prev)}`);
+  if (typeof prev !== "number" || !Number.isInteger(prev) || prev < 0 || prev > MAX_PREV_TOKEN)
+    throw new Error(
+      `model config: prevToken must be an integer from 0 to ${MAX_PREV_TOKEN}, got ${JSON.stringify(prev)}`,
+    );
   const copyHead = v?.copyHead ?? false; // absent in checkpoints made before the field existed
   if (typeof copyHead !== "boolean")
     throw new Error(
@@ -124,7 +133,7 @@ export function validateConfig(c: unknown): ModelConfig {
     nLayers: cfg.nLayers,
     nHeads: cfg.nHeads,
     dMlp: cfg.dMlp,
-    prevToken: prev,
+    prevToken: prev as PrevToken,
     copyHead,
     copyContinue,
   };

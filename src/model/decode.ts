@@ -194,8 +194,9 @@ export async function extendAndGenerate(
   const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
   const N = bucketLength(Math.max(...fresh), C);
   const ids = new Int32Array(B * N);
-  const prev = new Int32Array(B * N);
-  const prev2 = new Int32Array(B * N);
+  const K = model.config.prevToken;
+  // back[k]: the token k + 1 before each input (<pad> before the start).
+  const back = Array.from({ length: K }, () => new Int32Array(B * N));
   const pos = new Int32Array(B * N);
   const mask = new Float32Array(B * (P + N));
   // Copy head: the token after each key, per row, over the keys so far (grows by one per step).
@@ -212,16 +213,16 @@ export async function extendAndGenerate(
     for (let j = 0; j < N; j++) {
       const c = S + j - pad; // the token's index in its context
       ids[b * N + j] = j < pad ? PAD : (ctx[c] as number);
-      // The tokens one and two before (<pad> before the start).
-      prev[b * N + j] = j < pad ? PAD : (ctx[c - 1] ?? PAD);
-      prev2[b * N + j] = j < pad ? PAD : (ctx[c - 2] ?? PAD);
+      back.forEach((t, k) => {
+        t[b * N + j] = j < pad ? PAD : (ctx[c - k - 1] ?? PAD);
+      });
       pos[b * N + j] = j < pad ? 0 : c;
       mask[b * (P + N) + P + j] = j < pad ? 0 : 1;
     }
-    const back = prevKey?.[b];
-    if (back) {
-      for (let c = 1; c < S; c++) back[P - S + c] = P - S + c - 1;
-      for (let j = pad; j < N; j++) back[P + j] = j > pad ? P + j - 1 : S > 0 ? P - 1 : -1;
+    const keyBefore = prevKey?.[b];
+    if (keyBefore) {
+      for (let c = 1; c < S; c++) keyBefore[P - S + c] = P - S + c - 1;
+      for (let j = pad; j < N; j++) keyBefore[P + j] = j > pad ? P + j - 1 : S > 0 ? P - 1 : -1;
     }
     const row = copyNext?.[b];
     if (!row) return;
@@ -274,8 +275,7 @@ export async function extendAndGenerate(
       copying && P > 0 ? (stackPast((c) => c.copyKeys, 1, [1, P, d]) as tf.Tensor3D) : undefined;
     const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
       positions: tf.tensor2d(pos, [B, N], "int32"),
-      prevIds: tf.tensor2d(prev, [B, N], "int32"),
-      prev2Ids: tf.tensor2d(prev2, [B, N], "int32"),
+      backIds: back.map((t) => tf.tensor2d(t, [B, N], "int32")),
       keyMask,
       ...(pastKV ? { past: pastKV } : {}),
       ...(pastCopyKeys ? { pastCopyKeys } : {}),
@@ -325,9 +325,10 @@ export async function extendAndGenerate(
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
-  // The tokens one and two before each row's next input: the context's tail, then the sampled ones.
-  const before = Int32Array.from(contexts.map((c) => c.at(-1) ?? PAD));
-  const before2 = Int32Array.from(contexts.map((c) => c.at(-2) ?? PAD));
+  // The tokens one to K before each row's next input: the context's tail, then the sampled ones.
+  const before = Array.from({ length: K }, (_, k) =>
+    Int32Array.from(contexts.map((c) => c.at(-k - 1) ?? PAD)),
+  );
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
@@ -373,8 +374,7 @@ export async function extendAndGenerate(
       const r = tf.tidy(() => {
         const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
           positions: tf.tensor2d(positions, [B, 1], "int32"),
-          prevIds: tf.tensor2d(before.slice(), [B, 1], "int32"),
-          prev2Ids: tf.tensor2d(before2.slice(), [B, 1], "int32"),
+          backIds: before.map((t) => tf.tensor2d(t.slice(), [B, 1], "int32")),
           keyMask: nextMask,
           past: kv,
           ...(copyKeys && copyNext
@@ -400,8 +400,8 @@ export async function extendAndGenerate(
           copyQuery: out.copyQuery,
         };
       });
-      before2.set(before);
-      before.set(next);
+      for (let k = K - 1; k > 0; k--) before[k]?.set(before[k - 1] as Int32Array);
+      before[0]?.set(next);
       release();
       logits = r.logits;
       kv = r.kv;

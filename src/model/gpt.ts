@@ -12,13 +12,11 @@ export interface ForwardOptions {
   /** Position of each token [B, T] (int32); default 0..T-1 on every row. */
   positions?: tf.Tensor2D;
   /**
-   * The token before each token [B, T] (int32), for configs with prevToken: 1. Default: the ids
-   * shifted right by one, <pad> in column 0 (right for whole sequences; decoding with a cache or
-   * padding passes it).
+   * The tokens before each token, for configs with prevToken > 0: backIds[k] [B, T] (int32) is the
+   * token k + 1 back. Default: the ids shifted right by k + 1, <pad> in the first columns (right
+   * for whole sequences; decoding with a cache or padding passes them).
    */
-  prevIds?: tf.Tensor2D;
-  /** The token two before each token [B, T] (int32), for prevToken: 2. Default: shifted by two. */
-  prev2Ids?: tf.Tensor2D;
+  backIds?: tf.Tensor2D[];
   /** 1 where a key may be attended, 0 for padding: [B, past + T]; default all 1. */
   keyMask?: tf.Tensor2D;
   /** Cached keys and values of earlier tokens, per layer. */
@@ -73,6 +71,11 @@ export interface ForwardResult {
   copy?: CopyScores;
   /** Copy continuation with returnKV: the last position's copy query [B, d], for the next call. */
   copyQuery?: tf.Tensor2D;
+}
+
+/** The embedding table of the token k + 1 back: wprev, wprev2, wprev3, ... */
+function backTable(k: number): string {
+  return k === 0 ? "wprev" : `wprev${k + 1}`;
 }
 
 /** Softmax over the allowed keys only (mask 1); rows with none are all zero. */
@@ -190,8 +193,7 @@ export class GPT {
     const residStd = 0.02 / Math.sqrt(2 * L);
     add("wte", normal([V, d], 0.02));
     add("wpe", normal([C, d], 0.01));
-    if (config.prevToken) add("wprev", normal([V, d], 0.02));
-    if (config.prevToken === 2) add("wprev2", normal([V, d], 0.02));
+    for (let k = 0; k < config.prevToken; k++) add(backTable(k), normal([V, d], 0.02));
     for (let i = 0; i < L; i++) {
       add(`h${i}.ln1.g`, tf.ones([d]));
       add(`h${i}.ln1.b`, tf.zeros([d]));
@@ -217,8 +219,7 @@ export class GPT {
     this.order = [
       "wte",
       "wpe",
-      ...(config.prevToken ? ["wprev"] : []),
-      ...(config.prevToken === 2 ? ["wprev2"] : []),
+      ...Array.from({ length: config.prevToken }, (_, k) => backTable(k)),
       ...Array.from({ length: L }, (_, i) => layerNames(i)).flat(),
       "lnf.g",
       "lnf.b",
@@ -283,18 +284,14 @@ export class GPT {
     let x = this.embed(this.w("wte") as tf.Tensor2D, ids.reshape([B * T]) as tf.Tensor1D, V).add(
       this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
     ) as tf.Tensor2D;
-    // The tokens one and two before each token (prevToken 1, 2). Default: the ids shifted right,
-    // tf.pad filling 0, the <pad> id.
-    const back: [string, tf.Tensor2D | undefined][] = [
-      ["wprev", opts.prevIds],
-      ["wprev2", opts.prev2Ids],
-    ];
-    back.slice(0, this.config.prevToken).forEach(([table, given], k) => {
-      const shifted = given ?? shiftIds(ids, k + 1);
+    // The tokens one to prevToken before each token. Default: the ids shifted right, tf.pad
+    // filling 0, the <pad> id.
+    for (let k = 0; k < this.config.prevToken; k++) {
+      const shifted = opts.backIds?.[k] ?? shiftIds(ids, k + 1);
       x = x.add(
-        this.embed(this.w(table) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
+        this.embed(this.w(backTable(k)) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
       );
-    });
+    }
     // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
     const causal = tf.linalg
       .bandPart(tf.ones([T, S]), -1, pastLen)

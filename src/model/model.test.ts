@@ -69,6 +69,7 @@ describe("GPT", () => {
     const variants = [
       { prevToken: 2, copyHead: true, copyContinue: true, strongCopy: true },
       { prevToken: 1, copyHead: true, copyContinue: true, strongCopy: false },
+      { prevToken: 4, copyHead: true, copyContinue: true, strongCopy: true },
       { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: true },
       { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: false },
       { prevToken: 1, copyHead: false, copyContinue: false, strongCopy: false },
@@ -137,7 +138,7 @@ describe("GPT", () => {
     }
   });
 
-  it("growing a model (two-back embedding, copy continuation) keeps its function", async () => {
+  it("growing a model (embeddings of tokens further back, copy continuation) keeps its function", async () => {
     const small = new GPT({ ...config, prevToken: 1 }, 6);
     sharpenCopy(small);
     const grown = GPT.grow(small, { prevToken: 2, copyContinue: true });
@@ -166,6 +167,12 @@ describe("GPT", () => {
     });
     expect(moved).toBeGreaterThan(0.01);
     expect(() => GPT.grow(grown, { prevToken: 1 })).toThrow(/cannot drop/);
+    // Up to four tokens back: one new table per step back, each starting at zero.
+    const deep = GPT.grow(grown, { prevToken: 4 });
+    expect(deep.paramCount()).toBe(grown.paramCount() + 2 * config.vocabSize * config.dModel);
+    const e = await scoreSequences(deep, seqs);
+    expect(e.logprobs).toEqual(c.logprobs);
+    deep.dispose();
     expect(() => GPT.grow(grown, { copyContinue: false })).toThrow(/cannot drop/);
     expect(() =>
       GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyContinue: true }),
