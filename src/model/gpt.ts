@@ -73,6 +73,29 @@ export interface ForwardResult {
   copyQuery?: tf.Tensor2D;
 }
 
+/**
+ * Rows `ids` of `table` [rows, d] -> [N, d], for backends without a usable gather gradient (wasm
+ * has none; cpu's loops): the forward is a gather, the gradient a scatter-add of dy into the rows
+ * (tf.scatterND sums duplicate indices). On wasm, 4096 ids into a [1479, 64] table, forward and
+ * backward: 9 ms, against 341 ms for the one-hot matmul this replaces.
+ */
+export function gatherRows(table: tf.Tensor2D, ids: tf.Tensor1D, rows: number): tf.Tensor2D {
+  const [, d] = table.shape;
+  // customGrad passes its inputs and then a save function in one rest list.
+  // The ids are saved (kept past the caller's tidy scope, which ends before the backward pass).
+  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const t = args[0] as tf.Tensor2D;
+    const save = args[1] as tf.GradSaveFunc;
+    save([ids]);
+    return {
+      value: tf.gather(t, ids) as tf.Tensor2D,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.scatterND((saved[0] as tf.Tensor).reshape([-1, 1]), dy, [rows, d]),
+    };
+  });
+  return f(table) as tf.Tensor2D;
+}
+
 /** The embedding table of the token k + 1 back: wprev, wprev2, wprev3, ... */
 function backTable(k: number): string {
   return k === 0 ? "wprev" : `wprev${k + 1}`;
@@ -253,8 +276,7 @@ export class GPT {
    */
   private embed(table: tf.Tensor2D, ids: tf.Tensor1D, rows: number): tf.Tensor2D {
     const backend = tf.getBackend();
-    if (backend === "wasm" || backend === "cpu")
-      return tf.matMul(tf.oneHot(ids, rows).toFloat(), table);
+    if (backend === "wasm" || backend === "cpu") return gatherRows(table, ids, rows);
     return tf.gather(table, ids);
   }
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../env/rng";
 import { presetConfig } from "./config";
 import { disposeCache, extendAndGenerate, generate, type RowCache } from "./decode";
-import { GPT } from "./gpt";
+import { GPT, gatherRows } from "./gpt";
 import { scoreSequences } from "./score";
 
 beforeAll(async () => {
@@ -178,6 +178,40 @@ describe("GPT", () => {
       GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyContinue: true }),
     ).toThrow(/needs copyHead/);
     for (const m of [small, grown]) m.dispose();
+  });
+
+  it("the gather embedding has the one-hot product's value and gradient", () => {
+    const rng = new Rng(9);
+    const table = tf.tensor2d(
+      Array.from({ length: 7 * 3 }, () => rng.float() - 0.5),
+      [7, 3],
+    );
+    // The ids are made inside the differentiated function, as in a forward pass's tidy scope.
+    const makeIds = () => tf.tensor1d([0, 6, 2, 2, 5, 0], "int32");
+    const weight = tf.tensor2d(
+      Array.from({ length: 6 * 3 }, () => rng.float()),
+      [6, 3],
+    );
+    const viaGather = tf.valueAndGrad((t: tf.Tensor) =>
+      tf.tidy(() =>
+        gatherRows(t as tf.Tensor2D, makeIds(), 7)
+          .mul(weight)
+          .sum(),
+      ),
+    )(table);
+    const viaOneHot = tf.valueAndGrad((t: tf.Tensor) =>
+      tf
+        .matMul(tf.oneHot(makeIds(), 7).toFloat(), t as tf.Tensor2D)
+        .mul(weight)
+        .sum(),
+    )(table);
+    expect(viaGather.value.dataSync()[0]).toBeCloseTo(viaOneHot.value.dataSync()[0] as number, 5);
+    const a = viaGather.grad.dataSync();
+    const b = viaOneHot.grad.dataSync();
+    // Row 2 is used twice, rows 1, 3 and 4 never: their gradient is exactly zero.
+    b.forEach((x, i) => expect(a[i]).toBeCloseTo(x, 6));
+    expect(Array.from(a.slice(3, 6))).toEqual([0, 0, 0]);
+    tf.dispose([table, weight, viaGather.value, viaGather.grad, viaOneHot.value, viaOneHot.grad]);
   });
 
   it("a copy head alone puts each token's mass on what followed its earlier occurrences", async () => {
