@@ -2,12 +2,13 @@
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
  *   npm run pretrain -- --seed S --out DIR [--preset small|default|tiny] [--worlds W] [--demo-seeds N]
  *                       [--epochs E] [--lr LR] [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M]
- *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0..4]
+ *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0..4] [--layers N]
  *                       [--world-weight W] [--copy-head] [--copy-continue] [--split-quote] [--flaws default|mild|name=rate,...]
  *                       [--backend wasm|cpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token N it grows the model embeddings of the tokens up to N back first, with --copy-continue
- * the copy continuation prior (each starting at zero: the same function, then it learns).
+ * the copy continuation prior, with --layers N more layers (each starting so that the model computes
+ * the same function, then it learns).
  * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
  * vocabulary or in the --init checkpoint's (off in the shipped recipe, which predates it).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
@@ -50,6 +51,7 @@ const v = parseCli(import.meta.url, {
   worlds: { type: "string", default: "36" },
   "world-weight": { type: "string", default: "0" },
   "prev-token": { type: "string" },
+  layers: { type: "string" },
   "copy-head": { type: "boolean", default: false },
   "copy-continue": { type: "boolean", default: false },
   "split-quote": { type: "boolean", default: false },
@@ -114,17 +116,25 @@ async function main(): Promise<void> {
     throw new Error(`--prev-token must be an integer from 0 to ${MAX_PREV_TOKEN}`);
   const prevToken = back as PrevToken | undefined;
   const copyContinue = v["copy-continue"] as boolean;
+  const nLayers = v.layers === undefined ? undefined : num("layers", v.layers);
+  if (nLayers !== undefined && !init) throw new Error("--layers grows an --init checkpoint");
   let model: GPT;
   if (
     init &&
     ((prevToken !== undefined && prevToken !== init.model.config.prevToken) ||
-      (copyContinue && !init.model.config.copyContinue))
+      (copyContinue && !init.model.config.copyContinue) ||
+      (nLayers !== undefined && nLayers !== init.model.config.nLayers))
   ) {
-    // Grow the initial model: the new parameters start at zero (same function).
-    model = GPT.grow(init.model, {
-      ...(prevToken !== undefined ? { prevToken } : {}),
-      ...(copyContinue ? { copyContinue } : {}),
-    });
+    // Grow the initial model: the new parameters add nothing yet (same function).
+    model = GPT.grow(
+      init.model,
+      {
+        ...(prevToken !== undefined ? { prevToken } : {}),
+        ...(copyContinue ? { copyContinue } : {}),
+        ...(nLayers !== undefined ? { nLayers } : {}),
+      },
+      seed,
+    );
     init.model.dispose();
   } else if (init) model = init.model;
   else {

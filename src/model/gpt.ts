@@ -482,23 +482,34 @@ export class GPT {
 
   /**
    * `from` grown new parameters: more previous-token embeddings (prevToken 1 -> 2), the copy
-   * continuation prior. Its weights are copied and the new ones start at zero, so the new model
-   * computes exactly what `from` does, then learns.
+   * continuation prior, more layers (appended after the last). Its weights are copied and the new
+   * ones start so that the new model computes exactly what `from` does, then learns: new tables
+   * and the prior at zero; a new layer keeps its random init except its two output projections
+   * (attention's wo, the MLP's w2) and their biases, at zero, so the block adds nothing to the
+   * residual stream yet still gets a gradient (an all-zero block would get none).
    */
-  static grow(from: GPT, changes: Partial<Pick<ModelConfig, "prevToken" | "copyContinue">>): GPT {
+  static grow(
+    from: GPT,
+    changes: Partial<Pick<ModelConfig, "prevToken" | "copyContinue" | "nLayers">>,
+    seed = 0,
+  ): GPT {
     const config = { ...from.config, ...changes };
+    if (config.nLayers < from.config.nLayers)
+      throw new Error(`cannot drop layers (${from.config.nLayers} -> ${config.nLayers})`);
     if (config.prevToken < from.config.prevToken)
       throw new Error(
         `cannot drop previous-token embeddings (${from.config.prevToken} -> ${config.prevToken})`,
       );
     if (from.config.copyContinue && !config.copyContinue)
       throw new Error("cannot drop the copy continuation prior");
-    const model = new GPT(validateConfig(config), 0);
+    const model = new GPT(validateConfig(config), seed);
     const theirs = new Map(from.weights().map((w) => [w.name, w.variable]));
+    const outputOfNewLayer = /^h\d+\.(attn\.wo|attn\.bo|mlp\.w2|mlp\.b2)$/;
     for (const { name, variable } of model.weights()) {
       const src = theirs.get(name);
       if (src) variable.assign(src);
-      else tf.tidy(() => variable.assign(tf.zerosLike(variable)));
+      else if (!/^h\d+\./.test(name) || outputOfNewLayer.test(name))
+        tf.tidy(() => variable.assign(tf.zerosLike(variable)));
     }
     return model;
   }

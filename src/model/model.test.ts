@@ -173,6 +173,27 @@ describe("GPT", () => {
     const e = await scoreSequences(deep, seqs);
     expect(e.logprobs).toEqual(c.logprobs);
     deep.dispose();
+    // One more layer: the same function, and training moves the new layer's output projection.
+    const taller = GPT.grow(grown, { nLayers: config.nLayers + 1 }, 3);
+    const f = await scoreSequences(taller, seqs);
+    f.logprobs.forEach((x, i) => {
+      x.forEach((v, t) => expect(Math.abs(v - (c.logprobs[i]?.[t] as number))).toBeLessThan(1e-5));
+    });
+    const L = config.nLayers;
+    const wo = taller.weights().find((w) => w.name === `h${L}.attn.wo`)?.variable as tf.Variable;
+    const { value, grads } = tf.variableGrads(
+      () =>
+        tf.tidy(() =>
+          taller.forward(tf.tensor2d([seqs[1] as number[]], [1, 30], "int32")).logits.sum(),
+        ) as tf.Scalar,
+      [wo],
+    );
+    const woGrad = tf.tidy(() => (grads[wo.name] as tf.Tensor).abs().sum().dataSync()[0] as number);
+    expect(woGrad).toBeGreaterThan(0);
+    value.dispose();
+    tf.dispose(Object.values(grads));
+    expect(() => GPT.grow(taller, { nLayers: L })).toThrow(/cannot drop layers/);
+    taller.dispose();
     expect(() => GPT.grow(grown, { copyContinue: false })).toThrow(/cannot drop/);
     expect(() =>
       GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyContinue: true }),
