@@ -2,12 +2,15 @@
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
- *                   [--backend wasm|cpu] [--nll N] [--grammar] [--json]
+ *                   [--backend wasm|cpu] [--nll N] [--pointer N] [--grammar] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
  * --grammar decodes every action under the action grammar (src/agent/grammar.ts).
  * --show N also prints the first N episodes (actions, observations, failed tests).
  * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
+ * --pointer N (a model with a copy head) scores the same episodes and prints, per argument, where
+ * the mass goes at a value's first token: the right record's value, another record's value of the
+ * same field (another account's password), elsewhere, the vocabulary (src/rl/pointerChoice.ts).
  */
 
 import { collectDemonstrations } from "../agent/demos";
@@ -18,6 +21,7 @@ import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
+import { pointerChoice } from "../rl/pointerChoice";
 import { parseCli } from "./args";
 
 const v = parseCli(import.meta.url, {
@@ -29,6 +33,7 @@ const v = parseCli(import.meta.url, {
   limit: { type: "string", default: "0" },
   show: { type: "string", default: "0" },
   nll: { type: "string", default: "0" },
+  pointer: { type: "string", default: "0" },
   "batch-size": { type: "string", default: "8" },
   backend: { type: "string", default: "wasm" },
   grammar: { type: "boolean", default: false },
@@ -78,6 +83,33 @@ async function main(): Promise<void> {
       for (const x of valueNll(rows).slice(0, 8))
         console.log(
           `${x.arg.padEnd(28)}${String(x.values).padStart(7)}${x.nats.toFixed(2).padStart(8)}${`${(100 * Math.exp(-x.nats)).toFixed(1)}%`.padStart(9)}`,
+        );
+    }
+    return;
+  }
+  const pointer = Number(v.pointer);
+  if (!Number.isInteger(pointer) || pointer < 0)
+    throw new Error("--pointer must be 0 or a positive integer");
+  if (pointer > 0) {
+    const demos = collectDemonstrations(split, [seed])
+      .filter((d) => d.success)
+      .slice(0, pointer);
+    const rows = await pointerChoice(model, tokenizer, demos);
+    if (v.json)
+      console.log(
+        JSON.stringify({ checkpoint: v.checkpoint, split, episodes: demos.length, rows }),
+      );
+    else {
+      console.log(
+        `where the mass goes at a value's first token, ${demos.length} demonstrator episodes (${split}):`,
+      );
+      const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(10);
+      console.log(
+        `${"argument".padEnd(20)}${"values".padStart(7)}${"right".padStart(10)}${"other rec.".padStart(10)}${"elsewhere".padStart(10)}${"vocab".padStart(10)}`,
+      );
+      for (const r of rows.slice(0, 12))
+        console.log(
+          `${r.arg.padEnd(20)}${String(r.values).padStart(7)}${pct(r.right)}${pct(r.otherRecords)}${pct(r.elsewhere)}${pct(r.vocabulary)}`,
         );
     }
     return;
