@@ -177,7 +177,9 @@ describe("GPT", () => {
     const taller = GPT.grow(grown, { nLayers: config.nLayers + 1 }, 3);
     const f = await scoreSequences(taller, seqs);
     f.logprobs.forEach((x, i) => {
-      x.forEach((v, t) => expect(Math.abs(v - (c.logprobs[i]?.[t] as number))).toBeLessThan(1e-5));
+      x.forEach((v, t) => {
+        expect(Math.abs(v - (c.logprobs[i]?.[t] as number))).toBeLessThan(1e-5);
+      });
     });
     const L = config.nLayers;
     const wo = taller.weights().find((w) => w.name === `h${L}.attn.wo`)?.variable as tf.Variable;
@@ -230,7 +232,9 @@ describe("GPT", () => {
     const a = viaGather.grad.dataSync();
     const b = viaOneHot.grad.dataSync();
     // Row 2 is used twice, rows 1, 3 and 4 never: their gradient is exactly zero.
-    b.forEach((x, i) => expect(a[i]).toBeCloseTo(x, 6));
+    b.forEach((x, i) => {
+      expect(a[i]).toBeCloseTo(x, 6);
+    });
     expect(Array.from(a.slice(3, 6))).toEqual([0, 0, 0]);
     tf.dispose([table, weight, viaGather.value, viaGather.grad, viaOneHot.value, viaOneHot.grad]);
   });
