@@ -23,6 +23,7 @@ import {
   PROJECT_ROOT,
   runBrowserBench,
 } from "./benchBrowser";
+import { dawnProvider } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
   preset: { type: "string", default: "default" },
@@ -126,7 +127,7 @@ async function main(): Promise<number> {
   const unavailable: Unavailable[] = [];
   for (const name of list(v.backends as string) as BackendName[]) {
     try {
-      await selectBackend({ force: name });
+      await selectBackend({ force: name, webgpuProvider: dawnProvider });
     } catch (e) {
       log(`node ${name}: unavailable (${(e as Error).message})`);
       unavailable.push({ where: "node", backend: name, reason: (e as Error).message });

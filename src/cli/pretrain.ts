@@ -4,7 +4,7 @@
  *                       [--epochs E] [--lr LR] [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M]
  *                       [--max-steps N] [--save-every STEPS] [--init CKPT_DIR] [--prev-token 0..4] [--layers N]
  *                       [--world-weight W] [--copy-head] [--copy-continue] [--split-quote] [--flaws default|mild|name=rate,...]
- *                       [--backend wasm|cpu] [--json]
+ *                       [--backend wasm|cpu|webgpu] [--json]
  * --init continues from a checkpoint (its tokenizer and model; --preset and --max-words are ignored);
  * with --prev-token N it grows the model embeddings of the tokens up to N back first, with --copy-continue
  * the copy continuation prior, with --layers N more layers (each starting so that the model computes
@@ -12,7 +12,8 @@
  * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
  * vocabulary or in the --init checkpoint's (off in the shipped recipe, which predates it).
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
- * --lr-final decays the learning rate linearly from --lr to it over --max-steps.
+ * --lr-final decays the learning rate linearly from --lr to it over --max-steps (with --max-steps 0
+ * and --minutes M: over the M minutes).
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead; off in the recipe),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue).
@@ -42,6 +43,7 @@ import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
 import { parseCli } from "./args";
+import { dawnProvider } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
   seed: { type: "string", default: "0" },
@@ -83,7 +85,10 @@ async function main(): Promise<void> {
   if (!(preset in PRESETS))
     throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
   const minutes = num("minutes", v.minutes, false);
-  const backend = await selectBackend({ force: v.backend as BackendName });
+  const backend = await selectBackend({
+    force: v.backend as BackendName,
+    webgpuProvider: dawnProvider,
+  });
   const log = (msg: string) => {
     if (!v.json) console.log(msg);
   };
@@ -181,6 +186,10 @@ async function main(): Promise<void> {
     lr: num("lr", v.lr, false),
     ...(v["lr-final"] !== undefined
       ? { lrFinal: num("lr-final", v["lr-final"], false), decaySteps: maxSteps }
+      : {}),
+    // Stopped by the clock alone: the decay follows the time spent.
+    ...(maxSteps === 0 && minutes > 0
+      ? { decayProgress: () => (performance.now() - t0) / (minutes * 60_000) }
       : {}),
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,

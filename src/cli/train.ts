@@ -19,6 +19,7 @@ import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
 import { parseCli } from "./args";
+import { dawnProvider } from "./nodeGpu";
 
 const v = parseCli(
   import.meta.url,
@@ -91,7 +92,10 @@ async function main(): Promise<void> {
         throw new Error(`--final-eval: '${x}' is not a split (${SPLITS.join(", ")})`);
       return x as Split;
     });
-  const backend = await selectBackend({ force: v.backend as BackendName });
+  const backend = await selectBackend({
+    force: v.backend as BackendName,
+    webgpuProvider: dawnProvider,
+  });
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
   const trainer = new Trainer(model, tokenizer, {
     algo: v.algo as string,

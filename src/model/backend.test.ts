@@ -42,6 +42,36 @@ describe("selectBackend", () => {
     }
   });
 
+  it("installs a WebGPU provider's navigator.gpu where there is none (Node), and says what failed", async () => {
+    const g = globalThis as { navigator?: unknown; GPUBufferUsage?: unknown };
+    const before = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+    const gpu = { requestAdapter: async () => null };
+    try {
+      if (before) Reflect.deleteProperty(globalThis, "navigator");
+      const info = await selectBackend({
+        webgpuProvider: async () => ({ gpu, globals: { GPUBufferUsage: { STORAGE: 128 } } }),
+      });
+      expect((g.navigator as { gpu?: unknown }).gpu).toBe(gpu);
+      expect(g.GPUBufferUsage).toEqual({ STORAGE: 128 });
+      expect(info.attempts[0]?.error).toMatch(/requestAdapter\(\) returned no adapter/);
+      expect(info.name).toBe("wasm");
+      // A provider that cannot load (no Vulkan loader, say) is reported, and the next backend runs.
+      Reflect.deleteProperty(globalThis, "navigator");
+      const failed = await selectBackend({
+        webgpuProvider: async () => {
+          throw new Error("libvulkan.so.1: cannot open shared object file");
+        },
+      });
+      expect(failed.attempts[0]?.error).toMatch(/libvulkan/);
+      expect(failed.name).toBe("wasm");
+    } finally {
+      Reflect.deleteProperty(globalThis, "navigator");
+      Reflect.deleteProperty(globalThis, "GPUBufferUsage");
+      if (before) Object.defineProperty(globalThis, "navigator", before);
+      await tf.setBackend("cpu");
+    }
+  });
+
   it("knows a software adapter by the fallback flag or its name", () => {
     expect(isSoftwareAdapter({ isFallbackAdapter: true }, "acme gpu")).toBe(true);
     expect(isSoftwareAdapter({ info: { isFallbackAdapter: true } }, "acme gpu")).toBe(true);

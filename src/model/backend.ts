@@ -1,6 +1,5 @@
 import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
-import "@tensorflow/tfjs-backend-webgpu";
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 
 export type BackendName = "webgpu" | "webgl" | "wasm" | "cpu";
@@ -36,6 +35,18 @@ export interface SelectOptions {
    * passed over, with webgl, for wasm: emulating a GPU on the CPU is ~20x slower than wasm here.
    */
   allowSoftwareGpu?: boolean;
+  /**
+   * Where navigator.gpu is missing (Node): a WebGPU implementation to install there before the
+   * tfjs webgpu backend loads, e.g. Dawn's Node bindings (src/cli/nodeGpu.ts). Its `globals`
+   * (GPUBufferUsage, GPUMapMode, ...) go on globalThis too.
+   */
+  webgpuProvider?: () => Promise<WebGpuProvider>;
+}
+
+/** A WebGPU entry point and the constants the spec puts on the global object. */
+export interface WebGpuProvider {
+  gpu: unknown;
+  globals?: object;
 }
 
 export type WasmBinaryName =
@@ -48,6 +59,24 @@ type GpuAdapter = {
   isFallbackAdapter?: boolean;
 };
 type GpuNavigator = { gpu?: { requestAdapter(): Promise<GpuAdapter | null> } };
+
+/**
+ * Gives navigator.gpu to a runtime without one (Node) from the provider; the tfjs webgpu backend
+ * registers itself only if navigator.gpu exists when it is first imported, so it is imported
+ * here, after. Browsers (where navigator.gpu exists or never will) skip the provider.
+ */
+async function loadWebGpuBackend(provider?: () => Promise<WebGpuProvider>): Promise<void> {
+  const g = globalThis as { navigator?: { gpu?: unknown } };
+  if (!g.navigator?.gpu && provider) {
+    const p = await provider();
+    Object.assign(globalThis, p.globals ?? {});
+    if (g.navigator)
+      Object.defineProperty(g.navigator, "gpu", { value: p.gpu, configurable: true });
+    else g.navigator = { gpu: p.gpu };
+  }
+  // Imported only once navigator.gpu exists: imported before, it would never register.
+  if (g.navigator?.gpu) await import("@tensorflow/tfjs-backend-webgpu");
+}
 
 /**
  * Probes WebGPU for an adapter before asking tfjs for it: navigator.gpu can exist while
@@ -90,6 +119,7 @@ export async function selectBackend(options: SelectOptions = {}): Promise<Backen
     try {
       if (softwareGpu && name === "webgl")
         throw new Error(`skipped: the GPU here is emulated in software (${softwareGpu})`);
+      if (name === "webgpu") await loadWebGpuBackend(options.webgpuProvider);
       const probe = name === "webgpu" ? await probeWebGpu() : undefined;
       const adapter = probe?.adapter;
       if (probe?.software && !options.force && !options.allowSoftwareGpu) {

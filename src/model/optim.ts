@@ -66,8 +66,14 @@ export class AdamW {
    */
   async apply(grads: tf.NamedTensorMap, vars: tf.Variable[]): Promise<StepReport> {
     const names = Object.keys(grads);
+    // Summed pairwise, not tf.addN: WebGPU's AddN binds every input at once and fails past the
+    // device's storage-buffer limit (8 by default) with a model's ~30 gradients.
     const normT = tf.tidy(() =>
-      tf.sqrt(tf.addN(names.map((n) => tf.sum(tf.square(grads[n] as tf.Tensor))))),
+      tf.sqrt(
+        names
+          .map((n) => tf.sum(tf.square(grads[n] as tf.Tensor)))
+          .reduce((a, b) => tf.add(a, b), tf.scalar(0)),
+      ),
     );
     const gradNorm = (await normT.data())[0] as number;
     normT.dispose();

@@ -15,6 +15,11 @@ export interface SftOptions {
    */
   lrFinal?: number;
   decaySteps?: number;
+  /**
+   * Decay by the fraction of a time budget spent instead of by steps (a run stopped by the clock,
+   * whose step count is not known ahead): returns 0..1 before each step.
+   */
+  decayProgress?: () => number;
   /** Padded tokens per minibatch (B x bucket length). */
   batchTokens: number;
   seed: number;
@@ -133,7 +138,9 @@ export async function sft(
     for (let epoch = 0; epoch < opts.epochs; epoch++)
       for (const batch of rng.shuffle(batches)) {
         if (opts.shouldStop?.(step)) return log;
-        optimizer.lr = learningRate(opts, step);
+        optimizer.lr = opts.decayProgress
+          ? learningRate({ ...opts, decaySteps: 1 }, opts.decayProgress())
+          : learningRate(opts, step);
         const packed = packBatch(
           batch.map((s) => s.tokens),
           batch.map((s) => s.agentMask),
