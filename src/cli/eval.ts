@@ -2,7 +2,7 @@
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
- *                   [--backend wasm|cpu] [--nll N] [--pointer N] [--grammar] [--json]
+ *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N] [--grammar] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
  * --grammar decodes every action under the action grammar (src/agent/grammar.ts).
  * --show N also prints the first N episodes (actions, observations, failed tests).
