@@ -25,10 +25,11 @@
 
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { isMainThread } from "node:worker_threads";
 import { parseFlaws } from "../agent/demonstrator";
-import { collectDemonstrations, episodeCorpus, tokenizeEpisode } from "../agent/demos";
+import { episodeCorpus, tokenizeEpisode } from "../agent/demos";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
-import { APPS, formatApiDoc, tasksOf, trainWorldTasks } from "../env";
+import { APPS, formatApiDoc } from "../env";
 import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
@@ -43,6 +44,7 @@ import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
 import { parseCli } from "./args";
+import { collectDemonstrationsParallel } from "./demoWorkers";
 import { dawnProvider } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
@@ -97,14 +99,13 @@ async function main(): Promise<void> {
     { length: num("demo-seeds", v["demo-seeds"]) },
     (_, i) => seed * 1000 + i,
   );
-  // The train split's tasks plus its scenarios re-instantiated on `--worlds` fresh worlds.
+  // The train split's tasks plus its scenarios re-instantiated on `--worlds` fresh worlds, one
+  // worker thread per demonstrator seed (the same episodes in the same order as one thread).
   const worlds = num("worlds", v.worlds);
   const flaws = parseFlaws(v.flaws as string);
-  const demos = collectDemonstrations(
-    [...tasksOf("train"), ...trainWorldTasks(worlds)],
-    demoSeeds,
-    flaws,
-  );
+  const t0Demos = performance.now();
+  const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws);
+  log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init = v.init ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
   // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
@@ -228,7 +229,9 @@ async function main(): Promise<void> {
   model.dispose();
 }
 
-main().catch((e: Error) => {
-  console.error(`pretrain: ${e.message}`);
-  process.exit(2);
-});
+// Only on the main thread: the demonstration workers run this module too (in a bundle).
+if (isMainThread)
+  main().catch((e: Error) => {
+    console.error(`pretrain: ${e.message}`);
+    process.exit(2);
+  });
