@@ -45,6 +45,8 @@ export async function collectDemonstrationsParallel(
   if (threads <= 1 || seeds.length <= 1)
     return collectDemonstrations(pretrainTasks(worlds), seeds, flaws);
   const results: EpisodeText[][] = new Array(seeds.length);
+  const live = new Set<Worker>();
+  let failed = false;
   let next = 0;
   const runOne = (i: number) =>
     new Promise<void>((resolve, reject) => {
@@ -60,19 +62,28 @@ export async function collectDemonstrationsParallel(
         ? new URL("./tsxWorker.mjs", import.meta.url)
         : new URL(import.meta.url);
       const w = new Worker(entry, { workerData: job });
+      live.add(w);
+      const fail = (e: Error) => {
+        // The first failure stops every lane: no new workers, the running ones terminated.
+        failed = true;
+        for (const x of live) void x.terminate();
+        reject(e);
+      };
       w.once("message", (eps: EpisodeText[]) => {
         results[i] = eps;
+        live.delete(w);
         void w.terminate();
         resolve();
       });
-      w.once("error", reject);
+      w.once("error", fail);
       w.once("exit", (code) => {
+        live.delete(w);
         if (results[i] === undefined)
-          reject(new Error(`demonstration worker for seed ${seeds[i]} exited with ${code}`));
+          fail(new Error(`demonstration worker for seed ${seeds[i]} exited with ${code}`));
       });
     });
   const lane = async () => {
-    while (next < seeds.length) await runOne(next++);
+    while (!failed && next < seeds.length) await runOne(next++);
   };
   await Promise.all(Array.from({ length: Math.min(threads, seeds.length) }, lane));
   return results.flat();

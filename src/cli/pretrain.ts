@@ -180,6 +180,8 @@ async function main(): Promise<void> {
     await saveCheckpointToDir(v.out as string, manifest, blob);
   };
   const saveEvery = num("save-every", v["save-every"]);
+  if (v["lr-final"] !== undefined && num("max-steps", v["max-steps"]) === 0 && minutes === 0)
+    log("note: --lr-final needs --max-steps N or --minutes M to decay over; the lr stays at --lr");
   const maxSteps = num("max-steps", v["max-steps"]);
   const t0 = performance.now();
   const steps = await sft(model, segs, {

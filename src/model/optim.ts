@@ -43,6 +43,10 @@ export class AdamW {
     );
   }
 
+  get lr(): number {
+    return this.options.lr;
+  }
+
   set lr(value: number) {
     this.options.lr = value;
     (this.adam as unknown as { learningRate: number }).learningRate = value;
@@ -66,7 +70,7 @@ export class AdamW {
    */
   async apply(grads: tf.NamedTensorMap, vars: tf.Variable[]): Promise<StepReport> {
     const names = Object.keys(grads);
-    // Summed pairwise, not tf.addN: WebGPU's AddN binds every input at once and fails past the
+    // Summed one by one, not tf.addN: WebGPU's AddN binds every input at once and fails past the
     // device's storage-buffer limit (8 by default) with a model's ~30 gradients.
     const normT = tf.tidy(() =>
       tf.sqrt(

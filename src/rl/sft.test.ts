@@ -45,6 +45,38 @@ describe("SFT", () => {
     model.dispose();
   });
 
+  it("records each step's lr; decayProgress decays it by the share of a budget spent", async () => {
+    const model = new GPT(config, 3);
+    const stepLr = await sft(model, segs.slice(0, 2), {
+      epochs: 2,
+      lr: 0.01,
+      lrFinal: 0.001,
+      decaySteps: 2,
+      batchTokens: 4096,
+      seed: 0,
+    });
+    expect(stepLr.map((s) => s.lr)).toEqual([
+      0.01,
+      learningRate({ lr: 0.01, lrFinal: 0.001, decaySteps: 2 }, 1),
+    ]);
+    // A budget half spent, then fully: lr, then the halfway lr, then lrFinal (and no further).
+    const spent = [0, 0.5, 1, 1.7];
+    let call = 0;
+    const byTime = await sft(model, segs.slice(0, 2), {
+      epochs: 4,
+      lr: 0.01,
+      lrFinal: 0.001,
+      decayProgress: () => spent[call++] as number,
+      batchTokens: 4096,
+      seed: 0,
+    });
+    expect(byTime.length).toBe(4);
+    [0.01, 0.0055, 0.001, 0.001].forEach((lr, i) => {
+      expect(byTime[i]?.lr).toBeCloseTo(lr, 12);
+    });
+    model.dispose();
+  });
+
   it("leaks no tensors over training steps", async () => {
     const model = new GPT(config, 1);
     await sft(model, segs.slice(0, 1), { epochs: 1, lr: 0.001, batchTokens: 4096, seed: 0 });

@@ -45,6 +45,8 @@ export interface SftStep {
   /** The agent-token cross-entropy (plus worldWeight x the world tokens' one, when set). */
   loss: number;
   gradNorm: number;
+  /** The learning rate of this step. */
+  lr: number;
   tokens: number;
   seconds: number;
 }
@@ -176,6 +178,7 @@ export async function sft(
           steps,
           loss: r.loss,
           gradNorm: r.gradNorm,
+          lr: optimizer.lr,
           tokens: packed.B * packed.T,
           seconds: (performance.now() - t0) / 1000,
         };
