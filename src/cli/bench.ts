@@ -13,7 +13,7 @@
  */
 
 import { build } from "vite";
-import { type BackendName, selectBackend } from "../model/backend";
+import type { BackendName } from "../model/backend";
 import { type BenchResult, benchModel } from "../model/bench";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
 import { parseCli } from "./args";
@@ -23,7 +23,7 @@ import {
   PROJECT_ROOT,
   runBrowserBench,
 } from "./benchBrowser";
-import { dawnProvider } from "./nodeGpu";
+import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
   preset: { type: "string", default: "default" },
@@ -127,7 +127,7 @@ async function main(): Promise<number> {
   const unavailable: Unavailable[] = [];
   for (const name of list(v.backends as string) as BackendName[]) {
     try {
-      await selectBackend({ force: name, webgpuProvider: dawnProvider });
+      await selectCliBackend(name);
     } catch (e) {
       log(`node ${name}: unavailable (${(e as Error).message})`);
       unavailable.push({ where: "node", backend: name, reason: (e as Error).message });

@@ -44,6 +44,10 @@ export async function collectDemonstrationsParallel(
 ): Promise<EpisodeText[]> {
   if (threads <= 1 || seeds.length <= 1)
     return collectDemonstrations(pretrainTasks(worlds), seeds, flaws);
+  // Under tsx the worker needs the loader first (tsxWorker.mjs); a bundle is plain JS.
+  const entry = import.meta.url.endsWith(".ts")
+    ? new URL("./tsxWorker.mjs", import.meta.url)
+    : new URL(import.meta.url);
   const results: EpisodeText[][] = new Array(seeds.length);
   const live = new Set<Worker>();
   let failed = false;
@@ -57,10 +61,6 @@ export async function collectDemonstrationsParallel(
         seed: seeds[i] as number,
         flaws,
       };
-      // Under tsx the worker needs the loader first (tsxWorker.mjs); a bundle is plain JS.
-      const entry = import.meta.url.endsWith(".ts")
-        ? new URL("./tsxWorker.mjs", import.meta.url)
-        : new URL(import.meta.url);
       const w = new Worker(entry, { workerData: job });
       live.add(w);
       const fail = (e: Error) => {
@@ -71,7 +71,6 @@ export async function collectDemonstrationsParallel(
       };
       w.once("message", (eps: EpisodeText[]) => {
         results[i] = eps;
-        live.delete(w);
         void w.terminate();
         resolve();
       });

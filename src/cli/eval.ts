@@ -16,14 +16,13 @@
 import { collectDemonstrations } from "../agent/demos";
 import { ActionGrammar } from "../agent/grammar";
 import { SPLITS, type Split } from "../env";
-import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
 import { parseCli } from "./args";
-import { dawnProvider } from "./nodeGpu";
+import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
   checkpoint: { type: "string", default: "public/checkpoints/base" },
@@ -52,7 +51,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(samples) || samples < 1)
     throw new Error("--samples must be a positive integer");
   if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
-  await selectBackend({ force: v.backend as BackendName, webgpuProvider: dawnProvider });
+  await selectCliBackend(v.backend as string);
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
   const nll = Number(v.nll);
   if (!Number.isInteger(nll) || nll < 0) throw new Error("--nll must be 0 or a positive integer");

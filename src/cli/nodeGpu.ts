@@ -1,4 +1,9 @@
-import type { WebGpuProvider } from "../model/backend";
+import {
+  type BackendInfo,
+  type BackendName,
+  selectBackend,
+  type WebGpuProvider,
+} from "../model/backend";
 
 /**
  * WebGPU in Node through Dawn's Node bindings (the `webgpu` package, dawn-gpu/node-webgpu): the
@@ -11,4 +16,9 @@ export async function dawnProvider(): Promise<WebGpuProvider> {
   const { create, globals } = await import("webgpu");
   const flags = (process.env.DAWN_FLAGS ?? "").split(",").filter(Boolean);
   return { gpu: create(flags), globals };
+}
+
+/** The CLIs' backend: the one named by --backend, with WebGPU through Dawn where Node has none. */
+export function selectCliBackend(name: string): Promise<BackendInfo> {
+  return selectBackend({ force: name as BackendName, webgpuProvider: dawnProvider });
 }

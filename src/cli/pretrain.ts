@@ -30,7 +30,6 @@ import { parseFlaws } from "../agent/demonstrator";
 import { episodeCorpus, tokenizeEpisode } from "../agent/demos";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
-import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import {
@@ -45,7 +44,7 @@ import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
 import { parseCli } from "./args";
 import { collectDemonstrationsParallel } from "./demoWorkers";
-import { dawnProvider } from "./nodeGpu";
+import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
   seed: { type: "string", default: "0" },
@@ -87,10 +86,7 @@ async function main(): Promise<void> {
   if (!(preset in PRESETS))
     throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
   const minutes = num("minutes", v.minutes, false);
-  const backend = await selectBackend({
-    force: v.backend as BackendName,
-    webgpuProvider: dawnProvider,
-  });
+  const backend = await selectCliBackend(v.backend as string);
   const log = (msg: string) => {
     if (!v.json) console.log(msg);
   };
@@ -180,9 +176,9 @@ async function main(): Promise<void> {
     await saveCheckpointToDir(v.out as string, manifest, blob);
   };
   const saveEvery = num("save-every", v["save-every"]);
-  if (v["lr-final"] !== undefined && num("max-steps", v["max-steps"]) === 0 && minutes === 0)
-    log("note: --lr-final needs --max-steps N or --minutes M to decay over; the lr stays at --lr");
   const maxSteps = num("max-steps", v["max-steps"]);
+  if (v["lr-final"] !== undefined && maxSteps === 0 && minutes === 0)
+    log("note: --lr-final needs --max-steps N or --minutes M to decay over; the lr stays at --lr");
   const t0 = performance.now();
   const steps = await sft(model, segs, {
     epochs: num("epochs", v.epochs),

@@ -12,14 +12,13 @@ import { appendFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SPLITS, type Split } from "../env";
-import { type BackendName, selectBackend } from "../model/backend";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
 import { parseCli } from "./args";
-import { dawnProvider } from "./nodeGpu";
+import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(
   import.meta.url,
@@ -92,10 +91,7 @@ async function main(): Promise<void> {
         throw new Error(`--final-eval: '${x}' is not a split (${SPLITS.join(", ")})`);
       return x as Split;
     });
-  const backend = await selectBackend({
-    force: v.backend as BackendName,
-    webgpuProvider: dawnProvider,
-  });
+  const backend = await selectCliBackend(v.backend as string);
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
   const trainer = new Trainer(model, tokenizer, {
     algo: v.algo as string,
