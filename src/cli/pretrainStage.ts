@@ -1,0 +1,271 @@
+/**
+ * One behaviour-cloning stage of `npm run pretrain`: demonstrations, tokenizer, model (new, or an
+ * --init checkpoint grown as asked), SFT, checkpoints. `pretrain.ts` parses the command line and
+ * runs one stage or a recipe's stages (`recipes.ts`); both go through `runStage`.
+ */
+
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { parseFlaws } from "../agent/demonstrator";
+import { episodeCorpus, tokenizeEpisode } from "../agent/demos";
+import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
+import { APPS, formatApiDoc } from "../env";
+import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
+import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
+import {
+  MAX_PREV_TOKEN,
+  PRESETS,
+  type PresetName,
+  type PrevToken,
+  presetConfig,
+} from "../model/config";
+import { GPT } from "../model/gpt";
+import { Tokenizer } from "../model/tokenizer";
+import { sft } from "../rl/sft";
+import { collectDemonstrationsParallel } from "./demoWorkers";
+
+/** Options that shape one stage's training (a recipe's stages set these, the command line does not). */
+export const STAGE_OPTIONS = {
+  preset: { type: "string" },
+  "demo-seeds": { type: "string" },
+  worlds: { type: "string" },
+  "world-weight": { type: "string" },
+  "prev-token": { type: "string" },
+  layers: { type: "string" },
+  "copy-head": { type: "boolean" },
+  "copy-continue": { type: "boolean" },
+  "split-quote": { type: "boolean" },
+  flaws: { type: "string" },
+  epochs: { type: "string" },
+  lr: { type: "string" },
+  "lr-final": { type: "string" },
+  "batch-tokens": { type: "string" },
+  "max-words": { type: "string" },
+  minutes: { type: "string" },
+  "max-steps": { type: "string" },
+} as const;
+
+/** Options of the whole run (a recipe's too): where, from what seed, on what backend. */
+export const RUN_OPTIONS = {
+  seed: { type: "string" },
+  out: { type: "string" },
+  init: { type: "string" },
+  "save-every": { type: "string" },
+  backend: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+export type StageFlag = keyof typeof STAGE_OPTIONS;
+type Values = { [K in keyof typeof STAGE_OPTIONS | keyof typeof RUN_OPTIONS]?: string | boolean };
+
+/** A single stage's defaults: the first base checkpoint's recipe (`small-804` in recipes.ts). */
+export const STAGE_DEFAULTS: Values = {
+  preset: "small",
+  "demo-seeds": "1",
+  worlds: "36",
+  "world-weight": "0",
+  "copy-head": false,
+  "copy-continue": false,
+  "split-quote": false,
+  flaws: "default",
+  epochs: "6",
+  lr: "0.003",
+  "batch-tokens": "4096",
+  "max-words": "1000",
+  minutes: "0",
+  "max-steps": "804",
+};
+
+export const RUN_DEFAULTS: Values = {
+  seed: "0",
+  "save-every": "50",
+  backend: "wasm",
+  json: false,
+};
+
+/** Parses a stage's flags (as a recipe writes them) strictly: an unknown or run-level one is refused. */
+export function parseStageFlags(args: readonly string[]): Values {
+  return parseArgs({
+    args: [...args],
+    options: STAGE_OPTIONS,
+    strict: true,
+    allowPositionals: false,
+  }).values as Values;
+}
+
+function num(name: string, value: string | boolean | undefined, integer = true): number {
+  const n = Number(value);
+  if (typeof value !== "string" || !Number.isFinite(n) || (integer && !Number.isInteger(n)))
+    throw new Error(`--${name} must be ${integer ? "an integer" : "a number"}, got '${value}'`);
+  return n;
+}
+
+export interface StageSummary {
+  out: string;
+  backend: string;
+  preset: string;
+  params: number;
+  vocab: number;
+  episodes: number;
+  sequences: number;
+  tokens: number;
+  steps: number;
+  seconds: number;
+  finalLoss: number;
+  tokensPerSecond: number;
+}
+
+/**
+ * Runs one SFT stage with `values` (stage and run options over their defaults; `out` required)
+ * on the backend already selected (`backendName`, for the summary). Writes out/manifest.json,
+ * out/weights.bin (every --save-every steps and at the end) and out/sft.jsonl.
+ */
+export async function runStage(
+  given: Values,
+  backendName: string,
+  log: (msg: string) => void,
+): Promise<StageSummary> {
+  const v: Values = { ...STAGE_DEFAULTS, ...RUN_DEFAULTS, ...given };
+  const out = v.out;
+  if (typeof out !== "string") throw new Error("--out is required");
+  const seed = num("seed", v.seed);
+  const preset = v.preset as PresetName;
+  if (!(preset in PRESETS))
+    throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
+  const minutes = num("minutes", v.minutes, false);
+  const demoSeeds = Array.from(
+    { length: num("demo-seeds", v["demo-seeds"]) },
+    (_, i) => seed * 1000 + i,
+  );
+  // The train split's tasks plus its scenarios re-instantiated on `--worlds` fresh worlds, one
+  // worker thread per demonstrator seed (the same episodes in the same order as one thread).
+  const worlds = num("worlds", v.worlds);
+  const flaws = parseFlaws(v.flaws as string);
+  const t0Demos = performance.now();
+  const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws);
+  log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
+  const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
+  const init =
+    typeof v.init === "string" ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
+  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
+  const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
+  const tok =
+    fromInit ??
+    Tokenizer.build([...episodeCorpus(demos), ...docs], {
+      maxWords: num("max-words", v["max-words"]),
+      minCount: 3,
+      splitQuote: v["split-quote"] as boolean,
+    });
+  const back = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
+  if (back !== undefined && (!Number.isInteger(back) || back < 0 || back > MAX_PREV_TOKEN))
+    throw new Error(`--prev-token must be an integer from 0 to ${MAX_PREV_TOKEN}`);
+  const prevToken = back as PrevToken | undefined;
+  const copyContinue = v["copy-continue"] as boolean;
+  const nLayers = v.layers === undefined ? undefined : num("layers", v.layers);
+  if (nLayers !== undefined && !init) throw new Error("--layers grows an --init checkpoint");
+  let model: GPT;
+  if (
+    init &&
+    ((prevToken !== undefined && prevToken !== init.model.config.prevToken) ||
+      (copyContinue && !init.model.config.copyContinue) ||
+      (nLayers !== undefined && nLayers !== init.model.config.nLayers))
+  ) {
+    // Grow the initial model: the new parameters add nothing yet (same function).
+    model = GPT.grow(
+      init.model,
+      {
+        ...(prevToken !== undefined ? { prevToken } : {}),
+        ...(copyContinue ? { copyContinue } : {}),
+        ...(nLayers !== undefined ? { nLayers } : {}),
+      },
+      seed,
+    );
+    init.model.dispose();
+  } else if (init) model = init.model;
+  else {
+    const cfg = {
+      ...presetConfig(preset, tok.size),
+      copyHead: (v["copy-head"] as boolean) || copyContinue,
+      copyContinue,
+    };
+    model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
+  }
+  const config = model.config;
+  // An action longer than the per-turn cap is one the policy could never sample: such episodes
+  // (a few long notes and messages) are left out.
+  let skipped = 0;
+  const segs = demos.flatMap((d) => {
+    const t = tokenizeEpisode(tok, d);
+    if (t.turns.some((x) => x.action.length > MAX_ACTION_TOKENS)) {
+      skipped++;
+      return [];
+    }
+    return segments(t.prompt, t.turns, contextBudget(config.context));
+  });
+  if (skipped) log(`left out ${skipped} episodes with an action over ${MAX_ACTION_TOKENS} tokens`);
+  const tokens = segs.reduce((s, x) => s + x.tokens.length, 0);
+  log(
+    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens; vocabulary ${tok.size}; ${model.paramCount()} parameters`,
+  );
+  await mkdir(out, { recursive: true });
+  const curve = join(out, "sft.jsonl");
+  await writeFile(curve, "");
+  const save = async (step: number) => {
+    const { manifest, blob } = await saveCheckpoint(model, tok, {
+      createdAt: new Date().toISOString(),
+      step,
+      notes: `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
+    });
+    await saveCheckpointToDir(out, manifest, blob);
+  };
+  const saveEvery = num("save-every", v["save-every"]);
+  const maxSteps = num("max-steps", v["max-steps"]);
+  if (v["lr-final"] !== undefined && maxSteps === 0 && minutes === 0)
+    log("note: --lr-final needs --max-steps N or --minutes M to decay over; the lr stays at --lr");
+  const t0 = performance.now();
+  const steps = await sft(model, segs, {
+    epochs: num("epochs", v.epochs),
+    lr: num("lr", v.lr, false),
+    ...(v["lr-final"] !== undefined
+      ? { lrFinal: num("lr-final", v["lr-final"], false), decaySteps: maxSteps }
+      : {}),
+    // Stopped by the clock alone: the decay follows the time spent.
+    ...(maxSteps === 0 && minutes > 0
+      ? { decayProgress: () => (performance.now() - t0) / (minutes * 60_000) }
+      : {}),
+    batchTokens: num("batch-tokens", v["batch-tokens"]),
+    seed,
+    worldWeight: num("world-weight", v["world-weight"], false),
+    onStep: async (s) => {
+      await appendFile(curve, `${JSON.stringify(s)}\n`);
+      if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);
+      if (s.step % 10 === 0 || s.step === s.steps)
+        log(
+          `epoch ${s.epoch} step ${s.step}/${s.steps} loss ${s.loss.toFixed(4)} grad ${s.gradNorm.toFixed(2)} ${s.seconds.toFixed(0)}s`,
+        );
+    },
+    shouldStop: (done) =>
+      (maxSteps > 0 && done >= maxSteps) ||
+      (minutes > 0 && performance.now() - t0 > minutes * 60_000),
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await save(steps.length);
+  const last = steps.slice(-10);
+  const summary: StageSummary = {
+    out,
+    backend: backendName,
+    preset,
+    params: model.paramCount(),
+    vocab: tok.size,
+    episodes: demos.length,
+    sequences: segs.length,
+    tokens,
+    steps: steps.length,
+    seconds: Math.round(seconds),
+    finalLoss: last.reduce((s, x) => s + x.loss, 0) / Math.max(1, last.length),
+    tokensPerSecond: Math.round(steps.reduce((s, x) => s + x.tokens, 0) / seconds),
+  };
+  model.dispose();
+  return summary;
+}
