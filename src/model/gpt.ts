@@ -461,10 +461,13 @@ export class GPT {
       .mul(1 / Math.sqrt(d))
       .reshape([B, S]);
     const a = maskedSoftmax(prevContent, before); // [B, S]
-    // Each key j reads a at its predecessor (index -1 reads the zero column).
-    const padded = tf.concat([tf.zeros([B, 1]), a], 1);
+    // Each key j reads a at its predecessor (index -1 reads the zero column). A flat gather,
+    // row b's entries at b * (S + 1): tfjs wasm's gather with batchDims reads other rows'
+    // entries (tfjs #8658), which sampled from a wrong distribution on wasm.
+    const padded = tf.concat([tf.zeros([B, 1]), a], 1).reshape([B * (S + 1)]);
+    const rowOffset = tf.range(0, B * (S + 1), S + 1, "int32").reshape([B, 1]);
     const prior = tf
-      .gather(padded, prevKey.add(tf.scalar(1, "int32")), 1, 1)
+      .gather(padded, prevKey.add(rowOffset).add(tf.scalar(1, "int32")))
       .reshape([B, 1, S]) as tf.Tensor3D;
     return { prior, ...last };
   }
