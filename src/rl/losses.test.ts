@@ -1,7 +1,14 @@
 import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { selectBackend } from "../model/backend";
-import { clipBounds, clippedPolicyLoss, imitationLoss, referenceKl, valueLoss } from "./losses";
+import {
+  clipBounds,
+  clippedPolicyLoss,
+  type Grouping,
+  imitationLoss,
+  referenceKl,
+  valueLoss,
+} from "./losses";
 import { isClipped } from "./tokenStats";
 
 beforeAll(async () => {
@@ -165,6 +172,79 @@ describe("ratio levels", () => {
       );
       // One trajectory of 3 agent tokens, each contributing 3: its mean is 3, not 3 + 3.
       expect(val(r.loss)).toBeCloseTo(-3, 6);
+    });
+  });
+
+  it("a trajectory's rows split over two calls (agentTokensOfRow) add up to the loss and gradient of one call", () => {
+    // One trajectory, two rows (3 + 1 agent tokens), per-token and per-turn ratios.
+    const lp = [
+      [ln(1.3), ln(0.7), ln(1.02), 4],
+      [ln(0.95), 1, 2, 3],
+    ];
+    const m = [
+      [1, 1, 1, 0],
+      [1, 0, 0, 0],
+    ];
+    const turns = [Int32Array.from([0, 0, 1, -1]), Int32Array.from([2, -1, -1, -1])];
+    for (const ratio of ["token", "turn"] as const) {
+      const lossAndGrad = (rows: number[], grouping: (rows: number[]) => Grouping) => {
+        const x = tf.variable(t2(rows.map((b) => lp[b] as number[])));
+        const f = () =>
+          clippedPolicyLoss(
+            {
+              logp: x as tf.Tensor2D,
+              oldLogp: tf.zerosLike(x) as tf.Tensor2D,
+              mask: t2(rows.map((b) => m[b] as number[])),
+              advantages: tf.tensor1d(rows.map(() => 0.5)),
+            },
+            { eps: 0.1, clip: "paper", divisor: 2, ratio, grouping: grouping(rows) },
+          ).loss;
+        const { value, grads } = tf.variableGrads(f, [x]);
+        const out = {
+          loss: val(value),
+          grad: Array.from(Object.values(grads)[0]?.dataSync() ?? []),
+        };
+        x.dispose();
+        return out;
+      };
+      const whole = lossAndGrad([0, 1], (rows) => ({
+        trajectoryOfRow: rows.map(() => 0),
+        turnOfToken: rows.map((b) => turns[b] as Int32Array),
+      }));
+      const parts = [[0], [1]].map((rows) =>
+        lossAndGrad(rows, (r) => ({
+          trajectoryOfRow: r.map(() => 0),
+          turnOfToken: r.map((b) => turns[b] as Int32Array),
+          agentTokensOfRow: r.map(() => 4),
+        })),
+      );
+      expect(parts.reduce((a, p) => a + p.loss, 0)).toBeCloseTo(whole.loss, 6);
+      expect(
+        [...(parts[0]?.grad ?? []), ...(parts[1]?.grad ?? [])].map((g) => g.toFixed(6)),
+      ).toEqual(whole.grad.map((g) => g.toFixed(6)));
+      // Not the same as treating each part as a whole trajectory.
+      const alone = lossAndGrad([1], (r) => ({
+        trajectoryOfRow: r.map(() => 0),
+        turnOfToken: r.map((b) => turns[b] as Int32Array),
+      }));
+      expect(alone.loss).not.toBeCloseTo(parts[1]?.loss ?? 0, 3);
+    }
+  });
+
+  it("a per-trajectory ratio refuses split rows", () => {
+    tf.tidy(() => {
+      expect(() =>
+        clippedPolicyLoss(
+          { logp: logp(), oldLogp: old(), mask: mask(), advantages: adv() },
+          {
+            eps: 0.1,
+            clip: "paper",
+            divisor: 1,
+            ratio: "trajectory",
+            grouping: { trajectoryOfRow: [0, 0], agentTokensOfRow: [3, 3] },
+          },
+        ),
+      ).toThrow(/all of a trajectory's rows/);
     });
   });
 });

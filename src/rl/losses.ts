@@ -24,6 +24,11 @@ export interface Grouping {
   trajectoryOfRow: number[];
   /** Turn index of each token, -1 off the agent tokens: B arrays of length T. */
   turnOfToken?: Int32Array[];
+  /**
+   * Agent tokens of each row's whole trajectory [B], when its rows are split across micro-batches
+   * (then sums over a trajectory in one call are partial, and the mean needs the full count).
+   */
+  agentTokensOfRow?: number[];
 }
 
 export interface LossInput {
@@ -55,7 +60,10 @@ export interface PolicyLoss {
   approxKl: tf.Scalar;
   /** Mean per-token ratio over agent tokens. */
   meanRatio: tf.Scalar;
-  /** Per row: its trajectory's mean log-ratio over agent tokens [B] (the abort guard reads it). */
+  /**
+   * Per row: its trajectory's mean log-ratio over agent tokens [B] (the abort guard reads it);
+   * with split rows (`agentTokensOfRow`) this call's part of it (the parts add up).
+   */
   meanLogRatio: tf.Tensor1D;
 }
 
@@ -79,6 +87,8 @@ function trajectorySum(x: tf.Tensor2D, mask: tf.Tensor2D, grouping?: Grouping): 
 
 /** Agent tokens of each row's trajectory [B] (at least 1, so empty rows divide safely). */
 export function agentTokens(mask: tf.Tensor2D, grouping?: Grouping): tf.Tensor1D {
+  if (grouping?.agentTokensOfRow)
+    return tf.tensor1d(grouping.agentTokensOfRow.map((n) => Math.max(n, 1)));
   return tf.maximum(trajectorySum(tf.onesLike(mask), mask, grouping), 1) as tf.Tensor1D;
 }
 
@@ -103,6 +113,8 @@ export function levelLogRatio(
   const masked = tf.mul(logRatio, mask) as tf.Tensor2D;
   if (level === "token") return masked;
   if (level === "trajectory") {
+    if (grouping?.agentTokensOfRow)
+      throw new Error("a trajectory-level ratio needs all of a trajectory's rows in one call");
     // log rho(x) = sum over the trajectory's agent tokens (the ratio is a product over them).
     return tf.mul(trajectorySum(logRatio, mask, grouping).expandDims(1), mask) as tf.Tensor2D;
   }

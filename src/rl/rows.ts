@@ -89,13 +89,24 @@ export function packRows(rows: readonly TrainRow[], context: number): PackedRows
 
 /**
  * Groups trajectories' rows into micro-batches of at most `tokens` padded tokens (B x bucket),
- * keeping each trajectory's rows together (a trajectory-level ratio spans them), shortest first.
+ * shortest first. With `split` false a trajectory's rows stay together (a trajectory-level ratio
+ * spans them), so one long trajectory (many context windows) can exceed `tokens`; with `split`
+ * true each row may go to its own micro-batch (the losses then need the trajectory's agent-token
+ * count from `Grouping.agentTokensOfRow`).
  */
 export function microBatches(
   byTrajectory: readonly TrainRow[][],
   context: number,
   tokens: number,
+  split = false,
 ): TrainRow[][] {
+  if (split)
+    return microBatches(
+      byTrajectory.flat().map((r) => [r]),
+      context,
+      tokens,
+      false,
+    );
   const len = (rows: readonly TrainRow[]) =>
     Math.max(...rows.map((r) => bucketLength(Math.max(r.tokens.length - 1, 1), context)));
   const sorted = byTrajectory.filter((r) => r.length > 0).sort((a, b) => len(a) - len(b));
@@ -111,4 +122,11 @@ export function microBatches(
   }
   if (current.length > 0) out.push(current);
   return out;
+}
+
+/** Agent tokens of each trajectory over all its rows, by trajectory index. */
+export function agentTokensByTrajectory(rows: Iterable<TrainRow>): Map<number, number> {
+  const n = new Map<number, number>();
+  for (const r of rows) n.set(r.traj, (n.get(r.traj) ?? 0) + r.mask.reduce((a, x) => a + x, 0));
+  return n;
 }

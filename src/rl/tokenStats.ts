@@ -51,7 +51,7 @@ export async function trajectoryTokenStats(
     })),
   );
   const rows = trajectories.map((t, i) => trajectoryRows(t, i, context));
-  for (const batch of microBatches(rows, context, microTokens)) {
+  for (const batch of microBatches(rows, context, microTokens, true)) {
     const scores = await scoreSequences(
       model,
       batch.map((r) => r.tokens),

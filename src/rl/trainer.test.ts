@@ -142,6 +142,28 @@ describe("trainer", () => {
     model.dispose();
   });
 
+  it("splitting a long trajectory's rows over micro-batches changes nothing but memory", async () => {
+    // Six-turn episodes overflow the 448-token context: trajectories have several rows. With 512
+    // padded tokens a micro-batch holds one row; with 2^20 every minibatch is one micro-batch.
+    const run = async (microTokens: number) => {
+      const { t, model } = trainer({ maxTurns: 6, microTokens });
+      const m = await t.iterate();
+      const w = Array.from(model.weights()[0]?.variable.dataSync() ?? []);
+      t.dispose();
+      model.dispose();
+      return { m, w };
+    };
+    const split = await run(512);
+    const whole = await run(1 << 20);
+    expect(split.m.steps).toBeGreaterThan(0);
+    expect(split.m.firstRatio).toBeCloseTo(1, 5);
+    expect(split.m.policyLoss).toBeCloseTo(whole.m.policyLoss, 5);
+    expect(split.m.gradNorm).toBeCloseTo(whole.m.gradNorm, 4);
+    split.w.forEach((x, i) => {
+      expect(Math.abs(x - (whole.w[i] as number))).toBeLessThan(1e-5);
+    });
+  });
+
   it("emits typed events in order and keeps the tensor count flat over iterations", async () => {
     const { t, model, events } = trainer({ evalEvery: 2, evalLimit: 2, tokenStats: true });
     await t.iterate();

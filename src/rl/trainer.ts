@@ -20,7 +20,14 @@ import {
   referenceKl,
   valueLoss,
 } from "./losses";
-import { microBatches, type PackedRows, packRows, type TrainRow, trajectoryRows } from "./rows";
+import {
+  agentTokensByTrajectory,
+  microBatches,
+  type PackedRows,
+  packRows,
+  type TrainRow,
+  trajectoryRows,
+} from "./rows";
 import { type TurnTokenStats, trajectoryTokenStats } from "./tokenStats";
 
 export interface TrainerOptions {
@@ -201,7 +208,9 @@ export class Trainer {
       maxTurns: options.maxTurns ?? 0,
       maxActionTokens: options.maxActionTokens ?? 0,
       rolloutBatch: options.rolloutBatch ?? 16,
-      microTokens: options.microTokens ?? 8192,
+      // 4096: a 2048-context copy-head model's scoring and gradients at 8192 padded tokens
+      // exhausted wasm's 4 GB heap (Aborted()); SFT trains at 4096 too.
+      microTokens: options.microTokens ?? 4096,
       abortLogRatio: options.abortLogRatio ?? 20,
       tokenStats: options.tokenStats ?? false,
       grammar: options.grammar ?? false,
@@ -387,11 +396,14 @@ export class Trainer {
       firstRatio: 1,
       firstClip: 0,
     };
-    // Old log-probs (and reference log-probs, values) recomputed by the trainer before any update.
-    const scored = new Map<number, Scored>();
+    // Old log-probs (and reference log-probs, values) recomputed by the trainer before any update,
+    // by row. A long trajectory's rows (context windows) may be split across micro-batches unless
+    // the ratio is per trajectory: keeping them together exhausted wasm's heap.
+    const split = this.algorithm.ratio !== "trajectory";
+    const scored = new Map<TrainRow, Scored>();
     let samplerLogpDiff = 0;
     const entropies: number[] = [];
-    for (const mb of microBatches([...rowsOf.values()], context, this.options.microTokens)) {
+    for (const mb of microBatches([...rowsOf.values()], context, this.options.microTokens, split)) {
       const s = await this.score(mb);
       stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
       entropies.push(s.entropy);
@@ -402,7 +414,7 @@ export class Trainer {
             samplerLogpDiff,
             Math.abs((old[j] as number) - (packed.sampleLogp[j] as number)),
           );
-      for (const t of new Set(mb.map((r) => r.traj))) scored.set(t, s.scored);
+      for (const r of mb) scored.set(r, s.scored);
     }
     if (this.options.temperature === 1 && samplerLogpDiff > 1e-2)
       this.emit({
@@ -621,7 +633,7 @@ export class Trainer {
   private async update(
     members: number[],
     rowsOf: Map<number, TrainRow[]>,
-    scored: Map<number, Scored>,
+    scored: Map<TrainRow, Scored>,
     advantages: number[],
     rewards: number[],
     divisor: number,
@@ -641,11 +653,12 @@ export class Trainer {
     const algo = this.algorithm;
     const context = this.model.config.context;
     const vars = this.variables();
-    const parts = microBatches(
-      members.map((i) => rowsOf.get(i) as TrainRow[]),
-      context,
-      this.options.microTokens,
-    );
+    const split = algo.ratio !== "trajectory";
+    const memberRows = members.map((i) => rowsOf.get(i) as TrainRow[]);
+    const parts = microBatches(memberRows, context, this.options.microTokens, split);
+    const trajectoryTokens = agentTokensByTrajectory(memberRows.flat());
+    // Per trajectory: its mean log-ratio, summed over the parts its rows went to.
+    const logRatioOf = new Map<number, number>();
     let grads: tf.NamedTensorMap | null = null;
     let loss = 0;
     let vloss = 0;
@@ -653,7 +666,6 @@ export class Trainer {
     let klSum = 0;
     let ratioSum = 0;
     let agentTokens = 0;
-    let maxAbsLogRatio = 0;
     let tokens = 0;
     for (const rows of parts) {
       const packed = packRows(rows, context);
@@ -664,7 +676,7 @@ export class Trainer {
       const ref = new Float32Array(B * T);
       const adv = new Float32Array(B * T);
       rows.forEach((row, b) => {
-        const s = scored.get(row.traj) as Scored;
+        const s = scored.get(row) as Scored;
         const sb = s.rows.indexOf(row);
         for (let c = 0; c < T; c++) {
           const inScored = c < s.packed.T;
@@ -686,7 +698,12 @@ export class Trainer {
         const targets = tf.tensor2d(packed.targets, [B, T], "int32");
         const mask = tf.tensor2d(packed.mask, [B, T]);
         const r = tokenLogProbs(this.model, ids, targets, this.allowed(packed));
-        const grouping = this.grouping(packed);
+        const grouping: Grouping = {
+          ...this.grouping(packed),
+          ...(split
+            ? { agentTokensOfRow: rows.map((row) => trajectoryTokens.get(row.traj) ?? 0) }
+            : {}),
+        };
         if (algo.objective === "imitation") {
           const l = imitationLoss(r.logp, mask, divisor, grouping);
           kept.push(tf.keep(tf.zeros([5])), tf.keep(tf.zeros([B])));
@@ -743,8 +760,14 @@ export class Trainer {
       clipSum += (st[1] as number) * n;
       klSum += (st[2] as number) * n;
       ratioSum += (st[3] as number) * n;
-      for (const x of logRatioV as Float32Array)
-        maxAbsLogRatio = Math.max(maxAbsLogRatio, Math.abs(x));
+      // Rows of one trajectory in this part carry the same value: count it once per part.
+      const seen = new Set<number>();
+      rows.forEach((row, b) => {
+        if (seen.has(row.traj)) return;
+        seen.add(row.traj);
+        const x = (logRatioOf.get(row.traj) ?? 0) + ((logRatioV as Float32Array)[b] as number);
+        logRatioOf.set(row.traj, x);
+      });
       if (!grads) grads = g;
       else {
         const sum: tf.NamedTensorMap = {};
@@ -755,6 +778,7 @@ export class Trainer {
       }
     }
     const nTok = Math.max(agentTokens, 1);
+    const maxAbsLogRatio = Math.max(0, ...[...logRatioOf.values()].map(Math.abs));
     const summary = {
       loss,
       valueLoss: vloss,
