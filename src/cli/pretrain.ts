@@ -1,6 +1,6 @@
 /**
  * Behaviour cloning of the base policy on demonstrator episodes of the train split:
- *   npm run pretrain -- --seed S --out DIR                      the shipped base checkpoint's recipe
+ *   npm run pretrain -- --seed S --out DIR                      the shipped base checkpoint's recipe (base)
  *   npm run pretrain -- --recipe NAME [--from-stage K --init CKPT_DIR] [--stages-dir DIR] --seed S --out DIR
  *   npm run pretrain -- [stage flags] --seed S --out DIR [--init CKPT_DIR]      one stage of your own
  * Stage flags: [--preset small|default|tiny] [--worlds W] [--demo-seeds N] [--epochs E] [--lr LR]
@@ -28,7 +28,7 @@
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue).
- * A single stage's defaults are the first base checkpoint's (recipe small-804); --max-steps 0 runs
+ * A single stage's defaults are the shipped checkpoint's (recipe base); --max-steps 0 runs
  * every epoch. Same seed and options, same checkpoint (bit for bit on the same backend);
  * --minutes stops on time, so for a reproducible run give --max-steps instead.
  * Writes DIR/manifest.json + DIR/weights.bin, DIR/sft.jsonl (the loss curve) and DIR/stage.json.

@@ -59,7 +59,7 @@ export const RUN_OPTIONS = {
 export type StageFlag = keyof typeof STAGE_OPTIONS;
 type Values = { [K in keyof typeof STAGE_OPTIONS | keyof typeof RUN_OPTIONS]?: string | boolean };
 
-/** A single stage's defaults: the first base checkpoint's recipe (`small-804` in recipes.ts). */
+/** A single stage's defaults: the shipped base checkpoint's recipe (`base` in recipes.ts). */
 export const STAGE_DEFAULTS: Values = {
   preset: "small",
   "demo-seeds": "1",

@@ -13,9 +13,27 @@ beforeAll(async () => {
 });
 
 describe("planRun", () => {
-  it("runs the base recipe when no stage flag is given: a chain, seeds offset, the last to --out", () => {
-    const plan = planRun({ seed: 5, out: "OUT", stageFlags: {}, stagesDir: "ST" });
-    const base = RECIPES.base as Recipe;
+  it("runs the shipped recipe when no stage flag is given", () => {
+    const plan = planRun({ seed: 0, out: "OUT", stageFlags: {} });
+    expect(plan).toEqual([
+      {
+        index: 0,
+        name: "small",
+        last: true,
+        values: { "max-steps": "804", seed: "0", out: "OUT" },
+      },
+    ]);
+  });
+
+  it("runs a chain: each stage from the one before, seeds offset, the last to --out", () => {
+    const plan = planRun({
+      recipe: "copy-chain",
+      seed: 5,
+      out: "OUT",
+      stageFlags: {},
+      stagesDir: "ST",
+    });
+    const base = RECIPES["copy-chain"] as Recipe;
     expect(plan.map((s) => s.name)).toEqual(base.stages.map((s) => s.name));
     expect(plan[0]?.values.init).toBeUndefined();
     plan.forEach((s, i) => {
@@ -54,16 +72,13 @@ describe("planRun", () => {
   });
 
   it("starts mid-chain from a given checkpoint, and refuses what does not make sense", () => {
-    const plan = planRun({ seed: 0, out: "O", fromStage: 4, init: "K", stageFlags: {} });
+    const chain = { recipe: "copy-chain", seed: 0, out: "O", stageFlags: {} };
+    const plan = planRun({ ...chain, fromStage: 4, init: "K" });
     expect(plan[0]?.index).toBe(4);
     expect(plan[0]?.values.init).toBe("K");
-    expect(() => planRun({ seed: 0, out: "O", fromStage: 4, stageFlags: {} })).toThrow(
-      /needs --init/,
-    );
-    expect(() => planRun({ seed: 0, out: "O", init: "K", stageFlags: {} })).toThrow(/from scratch/);
-    expect(() => planRun({ seed: 0, out: "O", fromStage: 99, init: "K", stageFlags: {} })).toThrow(
-      /--from-stage must be/,
-    );
+    expect(() => planRun({ ...chain, fromStage: 4 })).toThrow(/needs --init/);
+    expect(() => planRun({ ...chain, init: "K" })).toThrow(/from scratch/);
+    expect(() => planRun({ ...chain, fromStage: 99, init: "K" })).toThrow(/--from-stage must be/);
     expect(() => planRun({ seed: 0, out: "O", recipe: "nope", stageFlags: {} })).toThrow(
       /unknown recipe 'nope'/,
     );

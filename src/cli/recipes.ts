@@ -28,7 +28,12 @@ export interface Recipe {
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): copy head, previous-token embeddings up to 4 back, mild demonstrations with slips, split quotes; ~12M tokens of SFT in seven stages (docs/model.md)",
+      "the shipped base checkpoint (public/checkpoints/base): preset small, default demonstrations, no copy head, 804 steps (80 minutes on wasm here)",
+    stages: [{ name: "small", seed: 0, args: ["--max-steps", "804"], about: "one stage" }],
+  },
+  "copy-chain": {
+    about:
+      "the copy-head policy of the kept experiments (checkpoints/experiments/, docs/model.md): copy head, previous-token embeddings up to 4 back, mild demonstrations with slips, split quotes; ~14M tokens of SFT in seven stages (about 9 hours on wasm here; stage 4 was run on an H200)",
     stages: [
       {
         name: "copy-head",
@@ -121,11 +126,6 @@ export const RECIPES: Readonly<Record<string, Recipe>> = {
         about: "fresh demonstrations, lr decayed to 1e-4",
       },
     ],
-  },
-  "small-804": {
-    about:
-      "the first base checkpoint (until 2026-12-04): preset small, default demonstrations, no copy head, 804 steps",
-    stages: [{ name: "small", seed: 0, args: ["--max-steps", "804"], about: "one stage" }],
   },
 };
 
