@@ -37,7 +37,7 @@
 import { isMainThread } from "node:worker_threads";
 import { parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
-import { RUN_DEFAULTS, RUN_OPTIONS, STAGE_OPTIONS, type StageFlag } from "./pretrainStage";
+import { num, RUN_DEFAULTS, RUN_OPTIONS, STAGE_OPTIONS, type StageFlag } from "./pretrainStage";
 import { describeRecipes, planRun, runPlan } from "./recipes";
 
 const v = parseCli(
@@ -53,19 +53,13 @@ const v = parseCli(
 );
 
 async function main(): Promise<void> {
-  const int = (name: string, s: string | undefined) => {
-    const n = Number(s);
-    if (s === undefined || !Number.isInteger(n))
-      throw new Error(`--${name} must be an integer, got '${s}'`);
-    return n;
-  };
   const stageFlags: Partial<Record<StageFlag, string | boolean>> = {};
   for (const k of Object.keys(STAGE_OPTIONS) as StageFlag[])
     if (v[k] !== undefined) stageFlags[k] = v[k];
   const plan = planRun({
     ...(v.recipe !== undefined ? { recipe: v.recipe } : {}),
-    ...(v["from-stage"] !== undefined ? { fromStage: int("from-stage", v["from-stage"]) } : {}),
-    seed: int("seed", v.seed ?? (RUN_DEFAULTS.seed as string)),
+    ...(v["from-stage"] !== undefined ? { fromStage: num("from-stage", v["from-stage"]) } : {}),
+    seed: num("seed", v.seed ?? RUN_DEFAULTS.seed),
     out: v.out ?? "public/checkpoints/base",
     ...(v.init !== undefined ? { init: v.init } : {}),
     ...(v["stages-dir"] !== undefined ? { stagesDir: v["stages-dir"] } : {}),

@@ -94,7 +94,8 @@ export function parseStageFlags(args: readonly string[]): Values {
   }).values as Values;
 }
 
-function num(name: string, value: string | boolean | undefined, integer = true): number {
+/** A flag's value as a number (an integer unless `integer` is false), or a clear error. */
+export function num(name: string, value: string | boolean | undefined, integer = true): number {
   const n = Number(value);
   if (typeof value !== "string" || !Number.isFinite(n) || (integer && !Number.isInteger(n)))
     throw new Error(`--${name} must be ${integer ? "an integer" : "a number"}, got '${value}'`);

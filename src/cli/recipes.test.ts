@@ -48,7 +48,7 @@ describe("planRun", () => {
   it("every recipe's stages parse, and none stops on the clock (a stage must be reproducible)", () => {
     for (const recipe of Object.values(RECIPES))
       for (const stage of recipe.stages) {
-        const flags = parseStageFlags(stage.args);
+        const flags = parseStageFlags(stage.args.split(/\s+/));
         expect(flags.minutes).toBeUndefined();
         expect(Number(flags["max-steps"])).toBeGreaterThan(0);
       }
@@ -98,31 +98,13 @@ describe("runPlan", () => {
           {
             name: "a",
             seed: 0,
-            args: [
-              "--preset",
-              "tiny",
-              "--worlds",
-              "0",
-              "--batch-tokens",
-              "1024",
-              "--max-steps",
-              "2",
-            ],
+            args: "--preset tiny --worlds 0 --batch-tokens 1024 --max-steps 2",
             about: "",
           },
           {
             name: "b",
             seed: 1,
-            args: [
-              "--prev-token",
-              "2",
-              "--batch-tokens",
-              "1024",
-              "--max-steps",
-              "1",
-              "--lr",
-              "0.001",
-            ],
+            args: "--prev-token 2 --batch-tokens 1024 --max-steps 1 --lr 0.001",
             about: "",
           },
         ],

@@ -14,8 +14,8 @@ export interface Stage {
   name: string;
   /** Added to the run's --seed (its demonstrations and batch order). */
   seed: number;
-  /** The stage's flags, as on the command line (STAGE_OPTIONS only). */
-  args: readonly string[];
+  /** The stage's flags, as typed on the command line (STAGE_OPTIONS only). */
+  args: string;
   /** Why the stage is there. */
   about: string;
 }
@@ -29,7 +29,7 @@ export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
       "the shipped base checkpoint (public/checkpoints/base): preset small, default demonstrations, no copy head, 804 steps (80 minutes on wasm here)",
-    stages: [{ name: "small", seed: 0, args: ["--max-steps", "804"], about: "one stage" }],
+    stages: [{ name: "small", seed: 0, args: "--max-steps 804", about: "one stage" }],
   },
   "copy-chain": {
     about:
@@ -38,91 +38,44 @@ export const RECIPES: Readonly<Record<string, Recipe>> = {
       {
         name: "copy-head",
         seed: 0,
-        args: ["--copy-head", "--max-steps", "600"],
+        args: "--copy-head --max-steps 600",
         about: "preset small with the copy (pointer) head, default demonstrations, lr 3e-3",
       },
       {
         name: "prev2",
         seed: 0,
-        args: ["--prev-token", "2", "--max-steps", "150"],
+        args: "--prev-token 2 --max-steps 150",
         about: "keys see the token two back",
       },
       {
         name: "mild-cont-decay",
         seed: 0,
-        args: ["--flaws", "mild", "--copy-continue", "--lr-final", "0.0003", "--max-steps", "400"],
+        args: "--flaws mild --copy-continue --lr-final 0.0003 --max-steps 400",
         about: "milder demonstrations with slips, the copy continuation prior, lr decay",
       },
       {
         name: "split-quote",
         seed: 0,
-        args: [
-          "--split-quote",
-          "--flaws",
-          "mild",
-          "--lr",
-          "0.002",
-          "--lr-final",
-          "0.0002",
-          "--max-steps",
-          "300",
-        ],
+        args: "--split-quote --flaws mild --lr 0.002 --lr-final 0.0002 --max-steps 300",
         about: "a value's closing quote its own token",
       },
       {
         name: "prev4-big-batch",
         seed: 1,
-        args: [
-          "--prev-token",
-          "4",
-          "--demo-seeds",
-          "4",
-          "--batch-tokens",
-          "16384",
-          "--flaws",
-          "mild",
-          "--lr",
-          "0.002",
-          "--lr-final",
-          "0.0001",
-          "--max-steps",
-          "307",
-        ],
+        args: "--prev-token 4 --demo-seeds 4 --batch-tokens 16384 --flaws mild --lr 0.002 --lr-final 0.0001 --max-steps 307",
         about:
           "keys see the account name four back; 4 demonstrator seeds, 16k-token batches (6 min on an H200)",
       },
       {
         name: "seed2",
         seed: 2,
-        args: [
-          "--demo-seeds",
-          "2",
-          "--flaws",
-          "mild",
-          "--lr",
-          "0.001",
-          "--lr-final",
-          "0.0004",
-          "--max-steps",
-          "300",
-        ],
+        args: "--demo-seeds 2 --flaws mild --lr 0.001 --lr-final 0.0004 --max-steps 300",
         about: "fresh demonstrations",
       },
       {
         name: "seed3",
         seed: 3,
-        args: [
-          "--demo-seeds",
-          "2",
-          "--flaws",
-          "mild",
-          "--lr",
-          "0.0008",
-          "--lr-final",
-          "0.0001",
-          "--max-steps",
-          "520",
-        ],
+        args: "--demo-seeds 2 --flaws mild --lr 0.0008 --lr-final 0.0001 --max-steps 520",
         about: "fresh demonstrations, lr decayed to 1e-4",
       },
     ],
@@ -193,7 +146,7 @@ export function planRun(
     const last = index === recipe.stages.length - 1;
     const out = last ? req.out : join(stagesDir, `${index}-${stage.name}`);
     const values: Record<string, string | boolean> = {
-      ...(parseStageFlags(stage.args) as Record<string, string | boolean>),
+      ...(parseStageFlags(stage.args.split(/\s+/)) as Record<string, string | boolean>),
       seed: String(req.seed + stage.seed),
       out,
     };
@@ -250,7 +203,7 @@ export function describeRecipes(): string {
   for (const [name, r] of Object.entries(RECIPES)) {
     lines.push(`  ${name}: ${r.about}`);
     r.stages.forEach((s, i) => {
-      lines.push(`    ${i}. ${s.name} (seed +${s.seed}): ${s.args.join(" ")}  — ${s.about}`);
+      lines.push(`    ${i}. ${s.name} (seed +${s.seed}): ${s.args}  — ${s.about}`);
     });
   }
   return lines.join("\n");

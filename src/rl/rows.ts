@@ -100,16 +100,10 @@ export function microBatches(
   tokens: number,
   split = false,
 ): TrainRow[][] {
-  if (split)
-    return microBatches(
-      byTrajectory.flat().map((r) => [r]),
-      context,
-      tokens,
-      false,
-    );
+  const groups = split ? byTrajectory.flat().map((r) => [r]) : byTrajectory;
   const len = (rows: readonly TrainRow[]) =>
     Math.max(...rows.map((r) => bucketLength(Math.max(r.tokens.length - 1, 1), context)));
-  const sorted = byTrajectory.filter((r) => r.length > 0).sort((a, b) => len(a) - len(b));
+  const sorted = groups.filter((r) => r.length > 0).sort((a, b) => len(a) - len(b));
   const out: TrainRow[][] = [];
   let current: TrainRow[] = [];
   for (const rows of sorted) {

@@ -397,13 +397,16 @@ export class Trainer {
       firstClip: 0,
     };
     // Old log-probs (and reference log-probs, values) recomputed by the trainer before any update,
-    // by row. A long trajectory's rows (context windows) may be split across micro-batches unless
-    // the ratio is per trajectory: keeping them together exhausted wasm's heap.
-    const split = this.algorithm.ratio !== "trajectory";
+    // by row (a trajectory's rows may be in different micro-batches: splitRows).
     const scored = new Map<TrainRow, Scored>();
     let samplerLogpDiff = 0;
     const entropies: number[] = [];
-    for (const mb of microBatches([...rowsOf.values()], context, this.options.microTokens, split)) {
+    for (const mb of microBatches(
+      [...rowsOf.values()],
+      context,
+      this.options.microTokens,
+      this.splitRows,
+    )) {
       const s = await this.score(mb);
       stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
       entropies.push(s.entropy);
@@ -575,6 +578,15 @@ export class Trainer {
 
   // --- pieces --------------------------------------------------------------------------------
 
+  /**
+   * Whether a long trajectory's rows (context windows) may go to different micro-batches: always,
+   * except for a per-trajectory ratio (one ratio from all its tokens). Keeping them together
+   * exhausted wasm's heap on 40-turn rollouts.
+   */
+  private get splitRows(): boolean {
+    return this.algorithm.ratio !== "trajectory";
+  }
+
   private grouping(p: PackedRows): Grouping {
     return { trajectoryOfRow: p.trajectoryOfRow, turnOfToken: p.turnOf };
   }
@@ -653,7 +665,7 @@ export class Trainer {
     const algo = this.algorithm;
     const context = this.model.config.context;
     const vars = this.variables();
-    const split = algo.ratio !== "trajectory";
+    const split = this.splitRows;
     const memberRows = members.map((i) => rowsOf.get(i) as TrainRow[]);
     const parts = microBatches(memberRows, context, this.options.microTokens, split);
     const trajectoryTokens = agentTokensByTrajectory(memberRows.flat());
