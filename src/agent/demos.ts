@@ -62,3 +62,48 @@ export function tokenizeEpisode(
 export function episodeCorpus(episodes: readonly EpisodeText[]): string[] {
   return episodes.flatMap((e) => [e.prompt, ...e.actions, ...e.observations]);
 }
+
+/**
+ * Reads episodes written one JSON object a line (`npm run takeover`'s output). A line that is not
+ * an EpisodeText (a missing or mistyped field, observations not matching the actions, a slip turn
+ * outside the episode) is refused with its line number; nothing is returned then.
+ */
+export function parseEpisodeLines(text: string, source = "episodes"): EpisodeText[] {
+  const out: EpisodeText[] = [];
+  const isStrings = (x: unknown): x is string[] =>
+    Array.isArray(x) && x.every((s) => typeof s === "string");
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    const where = `${source} line ${i + 1}`;
+    let e: Partial<EpisodeText>;
+    try {
+      e = JSON.parse(line) as Partial<EpisodeText>;
+    } catch {
+      throw new Error(`${where}: not JSON`);
+    }
+    if (typeof e !== "object" || e === null) throw new Error(`${where}: not an object`);
+    if (typeof e.taskId !== "string" || typeof e.prompt !== "string")
+      throw new Error(`${where}: taskId and prompt must be strings`);
+    if (!isStrings(e.actions) || !isStrings(e.observations))
+      throw new Error(`${where}: actions and observations must be lists of strings`);
+    if (e.actions.length !== e.observations.length)
+      throw new Error(
+        `${where}: ${e.actions.length} actions but ${e.observations.length} observations`,
+      );
+    if (typeof e.reward !== "number" || typeof e.success !== "boolean")
+      throw new Error(`${where}: reward must be a number and success a boolean`);
+    const n = e.actions.length;
+    if (!Array.isArray(e.slips) || !e.slips.every((t) => Number.isInteger(t) && t >= 0 && t < n))
+      throw new Error(`${where}: slips must be turn indices within the episode`);
+    out.push({
+      taskId: e.taskId,
+      prompt: e.prompt,
+      actions: e.actions,
+      observations: e.observations,
+      reward: e.reward,
+      success: e.success,
+      slips: e.slips,
+    });
+  });
+  return out;
+}

@@ -6,6 +6,7 @@ import {
   type Json,
   type JsonObject,
   observationBody,
+  parseAction,
   ScriptError,
 } from "../env";
 import { Rng } from "../env/rng";
@@ -146,6 +147,31 @@ export class ScriptActor implements Actor {
     this.email = /email ([^\s,)]+)/.exec(prompt)?.[1] ?? "";
     this.phone = /phone ([0-9-]+)/.exec(prompt)?.[1] ?? "";
     this.today = /Today is (\d{4}-\d{2}-\d{2})/.exec(prompt)?.[1] ?? "";
+  }
+
+  /**
+   * Learns what earlier turns of the episode (played by someone else: see takeover.ts) already
+   * found out: the password list, access tokens of successful logins, docs read. The script then
+   * skips those steps instead of repeating them. Failed or unparsable calls teach nothing.
+   */
+  observeHistory(actions: readonly string[], observations: readonly string[]): void {
+    actions.forEach((action, i) => {
+      const parsed = parseAction(action);
+      const r = readObservation(observations[i] ?? "");
+      if (!parsed.ok || !r.ok) return;
+      const { app, api, args } = parsed.call;
+      if (app === "supervisor" && api === "show_account_passwords" && Array.isArray(r.value))
+        this.passwords = new Map(
+          r.value.map((x) => [
+            (x as JsonObject).account_name as string,
+            (x as JsonObject).password as string,
+          ]),
+        );
+      else if (api === "login" && typeof (r.value as JsonObject)?.access_token === "string")
+        this.tokens.set(app, (r.value as JsonObject).access_token as string);
+      else if (app === "api_docs" && api === "show_api_doc")
+        this.docsRead.add(`${args.app_name}.${args.api_name}`);
+    });
   }
 
   private *send(action: string, slip = false): Act<string> {

@@ -6,7 +6,7 @@
  * Stage flags: [--preset small|default|tiny] [--worlds W] [--demo-seeds N] [--epochs E] [--lr LR]
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
- *   [--split-quote] [--flaws default|mild|name=rate,...]
+ *   [--split-quote] [--flaws default|mild|name=rate,...] [--episodes FILE.jsonl[,FILE...]]
  * Run flags: [--save-every STEPS] [--backend wasm|cpu|webgpu] [--json]
  *
  * A recipe (src/cli/recipes.ts, listed below) is a chain of stages, each continuing from the one
@@ -26,6 +26,8 @@
  * --lr-final decays the learning rate linearly from --lr to it over --max-steps (with --max-steps 0
  * and --minutes M: over the M minutes).
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
+ * --episodes adds episodes to imitate, one JSON EpisodeText a line (`npm run takeover` writes
+ * them: expert takeovers of a policy's own rollouts); a malformed line stops the run before training.
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue).
  * A single stage's defaults are the shipped checkpoint's (recipe base); --max-steps 0 runs

@@ -4,11 +4,11 @@
  * runs one stage or a recipe's stages (`recipes.ts`); both go through `runStage`.
  */
 
-import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseFlaws } from "../agent/demonstrator";
-import { episodeCorpus, tokenizeEpisode } from "../agent/demos";
+import { episodeCorpus, parseEpisodeLines, tokenizeEpisode } from "../agent/demos";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
@@ -37,6 +37,7 @@ export const STAGE_OPTIONS = {
   "copy-continue": { type: "boolean" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
+  episodes: { type: "string" },
   epochs: { type: "string" },
   lr: { type: "string" },
   "lr-final": { type: "string" },
@@ -146,6 +147,18 @@ export async function runStage(
   const t0Demos = performance.now();
   const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws);
   log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
+  // --episodes FILE[,FILE...]: more episodes to imitate (e.g. `npm run takeover`'s expert
+  // takeovers of the policy's own rollouts), read and checked before anything trains.
+  const extra =
+    typeof v.episodes === "string"
+      ? (
+          await Promise.all(
+            v.episodes.split(",").map(async (f) => parseEpisodeLines(await readFile(f, "utf8"), f)),
+          )
+        ).flat()
+      : [];
+  if (extra.length) log(`${extra.length} more episodes from ${v.episodes}`);
+  demos.push(...extra);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init =
     typeof v.init === "string" ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;

@@ -1,0 +1,37 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { collectDemonstrations } from "../agent/demos";
+import { takeover } from "../agent/takeover";
+import { tasksOf } from "../env";
+import { runStage } from "./pretrainStage";
+
+describe("runStage --episodes", () => {
+  it("imitates the episodes of a file as well, and refuses a bad file before writing anything", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stage-"));
+    try {
+      const d = collectDemonstrations(tasksOf("train").slice(0, 2), [1]);
+      const lines = d.map((e) => JSON.stringify(takeover(e, 1))).join("\n");
+      const good = join(dir, "good.jsonl");
+      await writeFile(good, lines);
+      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
+      const logs: string[] = [];
+      const s = await runStage({ ...flags, episodes: good, out: join(dir, "a") }, "cpu", (m) =>
+        logs.push(m),
+      );
+      expect(logs).toContain(`2 more episodes from ${good}`);
+      expect(s.episodes).toBe(tasksOf("train").length + 2);
+      expect(JSON.parse(await readFile(join(dir, "a", "manifest.json"), "utf8"))).toBeTruthy();
+
+      const bad = join(dir, "bad.jsonl");
+      await writeFile(bad, `${lines}\n{"taskId": 3}\n`);
+      await expect(
+        runStage({ ...flags, episodes: bad, out: join(dir, "b") }, "cpu", () => {}),
+      ).rejects.toThrow(/bad.jsonl line 3: taskId/);
+      await expect(stat(join(dir, "b"))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
