@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { tasksOf } from "../env";
-import { collectDemonstrations, parseEpisodeLines } from "./demos";
-import { afterFirstError, takeover, takeoverPoints } from "./takeover";
+import { presetConfig } from "../model/config";
+import { GPT } from "../model/gpt";
+import { Tokenizer } from "../model/tokenizer";
+import { collectDemonstrations, episodeCorpus, parseEpisodeLines } from "./demos";
+import { afterFirstError, collectTakeovers, takeover, takeoverPoints } from "./takeover";
 
 const tasks = tasksOf("train").slice(0, 12);
 
@@ -92,4 +95,33 @@ describe("episode files", () => {
     expect(() => parseEpisodeLines(bad({ success: "yes" }), "f")).toThrow(/line 2: reward/);
     expect(() => parseEpisodeLines("{oops\n", "f")).toThrow(/f line 1: not JSON/);
   });
+});
+
+describe("collectTakeovers", () => {
+  it("plays the policy on seeded tasks and keeps the successful takeovers, the same twice", async () => {
+    const tok = Tokenizer.build(episodeCorpus(collectDemonstrations(tasks.slice(0, 4), [0])), {
+      maxWords: 200,
+    });
+    const model = new GPT(presetConfig("tiny", tok.size), 0);
+    try {
+      const ids = tasks.map((t) => t.id);
+      const opts = { seed: 2, offset: 1, temperature: 1, maxTurns: 3, maxActionTokens: 10 };
+      const a = await collectTakeovers(model, tok, ids, 3, opts);
+      expect(a.rollouts).toHaveLength(3);
+      expect(a.rollouts.every((r) => r.actions.length <= 3)).toBe(true);
+      expect(a.episodes.length).toBeGreaterThan(0);
+      for (const e of a.episodes) {
+        expect(e.success).toBe(true);
+        const played = a.rollouts.find((r) => r.taskId === e.taskId);
+        const k = e.slips.length;
+        expect(e.actions.slice(0, k)).toEqual(played?.actions.slice(0, k));
+      }
+      const b = await collectTakeovers(model, tok, ids, 3, opts);
+      expect(b).toEqual(a);
+      const other = await collectTakeovers(model, tok, ids, 3, { ...opts, offset: 4 });
+      expect(other.rollouts.map((r) => r.taskId)).not.toEqual(a.rollouts.map((r) => r.taskId));
+    } finally {
+      model.dispose();
+    }
+  }, 60_000);
 });

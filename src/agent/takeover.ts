@@ -1,6 +1,10 @@
 import { createEpisode, ERROR_PREFIX, findTask, observationBody } from "../env";
 import { Rng } from "../env/rng";
+import type { GPT } from "../model/gpt";
+import type { Tokenizer } from "../model/tokenizer";
 import type { EpisodeText } from "./demos";
+import type { ActionGrammar } from "./grammar";
+import { rollout } from "./modelRollout";
 import { NO_FLAWS, ScriptActor } from "./scriptActor";
 import { ScriptPolicy } from "./scripted";
 
@@ -81,4 +85,73 @@ export function takeoverPoints(played: PlayedEpisode, seed: number): number[] {
   const rng = Rng.derive(seed, `takeover/${played.taskId}`);
   const random = rng.int(1, n - 1);
   return [...new Set(first === null ? [random] : [first, random])];
+}
+
+export interface TakeoverOptions {
+  /** Seed of the task order, the samplers and the takeover points. */
+  seed: number;
+  /** The first `offset` tasks of the seeded order are skipped (another batch's). */
+  offset: number;
+  temperature: number;
+  grammar?: ActionGrammar;
+  /** Caps on the rollouts (tests keep them short); default: the train mode's. */
+  maxTurns?: number;
+  maxActionTokens?: number;
+}
+
+export interface TakeoverBatch {
+  /** The policy's own rollouts, as played. */
+  rollouts: (PlayedEpisode & { reward: number; success: boolean })[];
+  /** Takeovers tried (a replay that ended the episode is not one). */
+  tried: number;
+  /** The successful takeovers: the episodes to imitate. */
+  episodes: EpisodeText[];
+}
+
+/** Rollouts decoded together (one wave of `rollout`); also how often `onWave` reports. */
+const WAVE = 16;
+
+/**
+ * Rolls the policy out (train mode) on `count` tasks of `taskIds` in a seeded order, after the
+ * first `offset`, and keeps the successful expert takeovers of each rollout (`takeoverPoints`).
+ * Same model, tasks and options on the same backend: the same episodes.
+ */
+export async function collectTakeovers(
+  model: GPT,
+  tok: Tokenizer,
+  taskIds: readonly string[],
+  count: number,
+  opts: TakeoverOptions,
+  onWave?: (done: TakeoverBatch) => void | Promise<void>,
+): Promise<TakeoverBatch> {
+  const ids = Rng.derive(opts.seed, "takeover/tasks")
+    .shuffle(taskIds)
+    .slice(opts.offset, opts.offset + count);
+  const batch: TakeoverBatch = { rollouts: [], tried: 0, episodes: [] };
+  for (let i = 0; i < ids.length; i += WAVE) {
+    const trajectories = await rollout(model, tok, ids.slice(i, i + WAVE), {
+      temperature: opts.temperature,
+      seed: opts.seed * 1_000_003 + opts.offset + i,
+      mode: "train",
+      ...(opts.grammar ? { grammar: opts.grammar } : {}),
+      ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
+      ...(opts.maxActionTokens ? { maxActionTokens: opts.maxActionTokens } : {}),
+    });
+    for (const t of trajectories) {
+      const played = { taskId: t.taskId, actions: t.actions, observations: t.observations };
+      batch.rollouts.push({
+        ...played,
+        reward: t.evaluation.reward,
+        success: t.evaluation.success,
+      });
+      for (const k of takeoverPoints(played, opts.seed)) {
+        const ep = takeover(played, k);
+        if (!ep) continue;
+        batch.tried++;
+        if (ep.success) batch.episodes.push(ep);
+      }
+    }
+    await onWave?.(batch);
+  }
+  return batch;
 }

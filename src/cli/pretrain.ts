@@ -7,6 +7,7 @@
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
  *   [--split-quote] [--flaws default|mild|name=rate,...] [--episodes FILE.jsonl[,FILE...]]
+ *   [--takeovers free:N,grammar:N] [--takeover-seed S]
  * Run flags: [--save-every STEPS] [--backend wasm|cpu|webgpu] [--json]
  *
  * A recipe (src/cli/recipes.ts, listed below) is a chain of stages, each continuing from the one

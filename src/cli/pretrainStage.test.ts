@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { collectDemonstrations } from "../agent/demos";
 import { takeover } from "../agent/takeover";
 import { tasksOf } from "../env";
-import { runStage } from "./pretrainStage";
+import { parseTakeovers, runStage } from "./pretrainStage";
 
 describe("runStage --episodes", () => {
   it("imitates the episodes of a file as well, and refuses a bad file before writing anything", async () => {
@@ -34,4 +34,20 @@ describe("runStage --episodes", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe("runStage --takeovers", () => {
+  it("parses batches and refuses a bad spec", () => {
+    expect(parseTakeovers("free:96,grammar:8")).toEqual([
+      { grammar: false, count: 96 },
+      { grammar: true, count: 8 },
+    ]);
+    for (const bad of ["free", "free:0", "greedy:3", "free:2,"])
+      expect(() => parseTakeovers(bad)).toThrow(/bad --takeovers part/);
+  });
+
+  it("needs an --init policy to play", async () => {
+    const flags = { preset: "tiny", worlds: "0", takeovers: "free:1", out: "/nonexistent/x" };
+    await expect(runStage(flags, "cpu", () => {})).rejects.toThrow(/--takeovers needs an --init/);
+  });
 });

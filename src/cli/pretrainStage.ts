@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseFlaws } from "../agent/demonstrator";
 import { episodeCorpus, parseEpisodeLines, tokenizeEpisode } from "../agent/demos";
+import { ActionGrammar } from "../agent/grammar";
+import { collectTakeovers } from "../agent/takeover";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
@@ -23,7 +25,7 @@ import {
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
-import { collectDemonstrationsParallel } from "./demoWorkers";
+import { collectDemonstrationsParallel, pretrainTasks } from "./demoWorkers";
 
 /** Options that shape one stage's training (a recipe's stages set these, the command line does not). */
 export const STAGE_OPTIONS = {
@@ -38,6 +40,8 @@ export const STAGE_OPTIONS = {
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
   episodes: { type: "string" },
+  takeovers: { type: "string" },
+  "takeover-seed": { type: "string" },
   epochs: { type: "string" },
   lr: { type: "string" },
   "lr-final": { type: "string" },
@@ -103,6 +107,25 @@ export function num(name: string, value: string | boolean | undefined, integer =
   return n;
 }
 
+/** The tasks takeovers are played on: the train split plus its scenarios on this many worlds. */
+export const TAKEOVER_WORLDS = 36;
+
+/**
+ * Parses `--takeovers`: batches of the --init policy's rollouts, `free:N` (free decoding) or
+ * `grammar:N` (under the action grammar), comma-separated; each batch takes the next N tasks of
+ * the seeded order (as `npm run takeover -- --offset` does).
+ */
+export function parseTakeovers(spec: string): { grammar: boolean; count: number }[] {
+  return spec.split(",").map((part) => {
+    const m = /^\s*(free|grammar):(\d+)\s*$/.exec(part);
+    if (!m || Number(m[2]) < 1)
+      throw new Error(
+        `bad --takeovers part '${part}': write free:N or grammar:N, e.g. free:96,grammar:96`,
+      );
+    return { grammar: m[1] === "grammar", count: Number(m[2]) };
+  });
+}
+
 export interface StageSummary {
   out: string;
   backend: string;
@@ -162,6 +185,27 @@ export async function runStage(
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
   const init =
     typeof v.init === "string" ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
+  if (typeof v.takeovers === "string") {
+    if (!init) throw new Error("--takeovers needs an --init checkpoint: the policy that plays");
+    const parts = parseTakeovers(v.takeovers);
+    const takeoverSeed = num("takeover-seed", v["takeover-seed"] ?? "0");
+    const tasks = pretrainTasks(TAKEOVER_WORLDS).map((t) => t.id);
+    let offset = 0;
+    for (const { grammar, count } of parts) {
+      const t0Roll = performance.now();
+      const b = await collectTakeovers(init.model, init.tokenizer, tasks, count, {
+        seed: takeoverSeed,
+        offset,
+        temperature: 1,
+        ...(grammar ? { grammar: new ActionGrammar(init.tokenizer) } : {}),
+      });
+      offset += count;
+      demos.push(...b.episodes);
+      log(
+        `takeovers (${grammar ? "grammar" : "free"}): ${b.rollouts.length} rollouts (${b.rollouts.filter((r) => r.success).length} solved), ${b.episodes.length}/${b.tried} takeovers solved, ${((performance.now() - t0Roll) / 1000).toFixed(0)}s`,
+      );
+    }
+  }
   // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
   const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
   const tok =

@@ -13,9 +13,7 @@
 
 import { appendFile, writeFile } from "node:fs/promises";
 import { ActionGrammar } from "../agent/grammar";
-import { rollout } from "../agent/modelRollout";
-import { takeover, takeoverPoints } from "../agent/takeover";
-import { Rng } from "../env/rng";
+import { collectTakeovers } from "../agent/takeover";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
 import { parseCli } from "./args";
@@ -35,62 +33,52 @@ const v = parseCli(import.meta.url, {
   out: { type: "string" },
 });
 
-/** Rollouts decoded together; also how often progress is written. */
-const WAVE = 16;
-
 async function main(): Promise<void> {
   const out = v.out;
   if (!out) throw new Error("--out FILE.jsonl is required");
-  const n = num("tasks", v.tasks);
-  const offset = num("offset", v.offset);
-  const seed = num("seed", v.seed);
-  const temperature = num("temperature", v.temperature, false);
-  const all = pretrainTasks(num("worlds", v.worlds)).map((t) => t.id);
-  const ids = Rng.derive(seed, "takeover/tasks")
-    .shuffle(all)
-    .slice(offset, offset + n);
+  const count = num("tasks", v.tasks);
+  const opts = {
+    seed: num("seed", v.seed),
+    offset: num("offset", v.offset),
+    temperature: num("temperature", v.temperature, false),
+  };
+  const tasks = pretrainTasks(num("worlds", v.worlds)).map((t) => t.id);
   await selectCliBackend(v.backend as string);
   const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
   const grammar = v.grammar ? new ActionGrammar(tokenizer) : undefined;
   const rolloutsFile = `${out.replace(/\.jsonl$/, "")}.rollouts.jsonl`;
   await writeFile(out, "");
   await writeFile(rolloutsFile, "");
-  let rolled = 0;
-  let solved = 0;
-  let tried = 0;
-  let kept = 0;
+  const written = { rollouts: 0, episodes: 0 };
   const t0 = performance.now();
-  for (let i = 0; i < ids.length; i += WAVE) {
-    const trajectories = await rollout(model, tokenizer, ids.slice(i, i + WAVE), {
-      temperature,
-      seed: seed * 1_000_003 + offset + i,
-      mode: "train",
-      ...(grammar ? { grammar } : {}),
-    });
-    for (const t of trajectories) {
-      rolled++;
-      if (t.evaluation.success) solved++;
-      const played = { taskId: t.taskId, actions: t.actions, observations: t.observations };
-      await appendFile(
-        rolloutsFile,
-        `${JSON.stringify({ ...played, reward: t.evaluation.reward, success: t.evaluation.success })}\n`,
+  const batch = await collectTakeovers(
+    model,
+    tokenizer,
+    tasks,
+    count,
+    { ...opts, ...(grammar ? { grammar } : {}) },
+    async (b) => {
+      // Written as they come, so that a stopped run keeps what it made.
+      const lines = (xs: readonly object[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join("");
+      await appendFile(rolloutsFile, lines(b.rollouts.slice(written.rollouts)));
+      await appendFile(out, lines(b.episodes.slice(written.episodes)));
+      written.rollouts = b.rollouts.length;
+      written.episodes = b.episodes.length;
+      console.error(
+        `${b.rollouts.length}/${count} rollouts (${b.rollouts.filter((r) => r.success).length} solved), ${b.episodes.length}/${b.tried} takeovers solved, ${((performance.now() - t0) / 1000).toFixed(0)}s`,
       );
-      for (const k of takeoverPoints(played, seed)) {
-        const ep = takeover(played, k);
-        if (!ep) continue;
-        tried++;
-        if (!ep.success) continue;
-        kept++;
-        await appendFile(out, `${JSON.stringify(ep)}\n`);
-      }
-    }
-    console.error(
-      `${rolled}/${ids.length} rollouts (${solved} solved), ${kept}/${tried} takeovers solved, ${((performance.now() - t0) / 1000).toFixed(0)}s`,
-    );
-  }
+    },
+  );
   model.dispose();
   console.log(
-    JSON.stringify({ rollouts: rolled, solved, takeovers: tried, kept, out, rolloutsFile }),
+    JSON.stringify({
+      rollouts: batch.rollouts.length,
+      solved: batch.rollouts.filter((r) => r.success).length,
+      takeovers: batch.tried,
+      kept: batch.episodes.length,
+      out,
+      rolloutsFile,
+    }),
   );
 }
 
