@@ -40,6 +40,17 @@ describe("the action grammar", () => {
     expect(feedAll("pay.login(username=5")).toBeNull();
     expect(feedAll('pay.login(username="a",password=')).toBeNull();
     expect(feedAll("supervisor.show_account_passwords()=")).toBeNull();
+    // A number only while it stays a prefix of a valid one (not a date run on until the cap).
+    expect(feedAll('mail.show_email(access_token="t", email_id=44-')).toBeNull();
+    expect(feedAll('mail.show_email(access_token="t", email_id=01')).toBeNull();
+    expect(feedAll('mail.show_email(access_token="t", email_id=-4)')?.mode).toBe("end");
+    expect(
+      feedAll('pay.send_money(access_token="t", receiver_email="a", amount=1.5e'),
+    ).not.toBeNull();
+    expect(feedAll('pay.send_money(access_token="t", receiver_email="a", amount=1.5.')).toBeNull();
+    expect(
+      feedAll('pay.send_money(access_token="t", receiver_email="a", amount=12.50)')?.mode,
+    ).toBe("end");
     // A string may hold anything, escapes included.
     expect(
       feedAll('notes.create_note(access_token="t", title="a \\"b\\" (c), d=e"'),

@@ -41,6 +41,11 @@ const APIS = new Map<string, Map<string, ApiSpec>>(
 );
 const APP_NAMES = [...APIS.keys()];
 
+/** Prefixes of a JSON integer and of a JSON number (what may still become one). */
+const INTEGER_PREFIX = /^-?(0|[1-9][0-9]*)?$/;
+const NUMBER_PREFIX =
+  /^-?$|^-?(0|[1-9][0-9]*)(\.[0-9]*)?$|^-?(0|[1-9][0-9]*)(\.[0-9]+)?[eE][+-]?[0-9]*$/;
+
 /** A character-level cursor over a call's text: `feed` says whether a character may come next. */
 export class CallCursor {
   mode: Mode = "app";
@@ -161,11 +166,12 @@ export class CallCursor {
       case "escape":
         return '"\\/bfnrtu'.includes(ch) && this.go("string");
       case "number": {
-        if (/[0-9.eE+-]/.test(ch)) return this.go("number", this.buf + ch);
+        // A character joins the number only if the number stays a prefix of a valid one.
+        const integer = this.param?.type.startsWith("integer");
+        if (/[0-9.eE+-]/.test(ch) && (integer ? INTEGER_PREFIX : NUMBER_PREFIX).test(this.buf + ch))
+          return this.go("number", this.buf + ch);
         const ok = (
-          this.param?.type.startsWith("integer")
-            ? /^-?(0|[1-9][0-9]*)$/
-            : /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
+          integer ? /^-?(0|[1-9][0-9]*)$/ : /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
         ).test(this.buf);
         return ok && this.endValue(ch);
       }
