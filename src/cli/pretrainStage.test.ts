@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { collectDemonstrations } from "../agent/demos";
 import { takeover } from "../agent/takeover";
@@ -13,8 +14,8 @@ describe("runStage --episodes", () => {
     try {
       const d = collectDemonstrations(tasksOf("train").slice(0, 2), [1]);
       const lines = d.map((e) => JSON.stringify(takeover(e, 1))).join("\n");
-      const good = join(dir, "good.jsonl");
-      await writeFile(good, lines);
+      const good = join(dir, "good.jsonl.gz");
+      await writeFile(good, gzipSync(lines));
       const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
       const logs: string[] = [];
       const s = await runStage({ ...flags, episodes: good, out: join(dir, "a") }, "cpu", (m) =>

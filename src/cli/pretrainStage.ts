@@ -7,6 +7,7 @@
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { gunzipSync } from "node:zlib";
 import { parseFlaws } from "../agent/demonstrator";
 import { episodeCorpus, parseEpisodeLines, tokenizeEpisode } from "../agent/demos";
 import { ActionGrammar } from "../agent/grammar";
@@ -170,13 +171,17 @@ export async function runStage(
   const t0Demos = performance.now();
   const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws);
   log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
-  // --episodes FILE[,FILE...]: more episodes to imitate (e.g. `npm run takeover`'s expert
+  // --episodes FILE[,FILE...] (.jsonl, or .jsonl.gz): more episodes to imitate (e.g. `npm run takeover`'s expert
   // takeovers of the policy's own rollouts), read and checked before anything trains.
   const extra =
     typeof v.episodes === "string"
       ? (
           await Promise.all(
-            v.episodes.split(",").map(async (f) => parseEpisodeLines(await readFile(f, "utf8"), f)),
+            v.episodes.split(",").map(async (f) => {
+              const raw = await readFile(f);
+              const text = (f.endsWith(".gz") ? gunzipSync(raw) : raw).toString("utf8");
+              return parseEpisodeLines(text, f);
+            }),
           )
         ).flat()
       : [];
