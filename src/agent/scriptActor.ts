@@ -116,6 +116,16 @@ export function readObservation(observation: string): Parsed {
   return { ok: true, value: body };
 }
 
+/** Account name -> password, from supervisor.show_account_passwords()'s list. */
+function passwordMap(list: readonly Json[]): Map<string, string> {
+  return new Map(
+    list.map((x) => [
+      (x as JsonObject).account_name as string,
+      (x as JsonObject).password as string,
+    ]),
+  );
+}
+
 /** Apps and APIs the prompt already explains: no doc lookup needed. */
 function documentedInPrompt(app: string, api: string): boolean {
   return app === "supervisor" || app === "api_docs" || api === "login";
@@ -161,12 +171,7 @@ export class ScriptActor implements Actor {
       if (!parsed.ok || !r.ok) return;
       const { app, api, args } = parsed.call;
       if (app === "supervisor" && api === "show_account_passwords" && Array.isArray(r.value))
-        this.passwords = new Map(
-          r.value.map((x) => [
-            (x as JsonObject).account_name as string,
-            (x as JsonObject).password as string,
-          ]),
-        );
+        this.passwords = passwordMap(r.value);
       else if (api === "login" && typeof (r.value as JsonObject)?.access_token === "string")
         this.tokens.set(app, (r.value as JsonObject).access_token as string);
       else if (app === "api_docs" && api === "show_api_doc")
@@ -229,12 +234,7 @@ export class ScriptActor implements Actor {
     if (!this.passwords) {
       const list = yield* this.call("supervisor", "show_account_passwords");
       if (!Array.isArray(list)) throw new ScriptError("no password list");
-      this.passwords = new Map(
-        list.map((x) => [
-          (x as JsonObject).account_name as string,
-          (x as JsonObject).password as string,
-        ]),
-      );
+      this.passwords = passwordMap(list);
     }
     const password = this.passwords.get(app);
     if (!password) throw new ScriptError(`no password for ${app}`);

@@ -19,14 +19,14 @@ import { readCheckpointDir } from "../model/checkpointFs";
 import { parseCli } from "./args";
 import { pretrainTasks } from "./demoWorkers";
 import { selectCliBackend } from "./nodeGpu";
-import { num } from "./pretrainStage";
+import { num, TAKEOVER_WORLDS } from "./pretrainStage";
 
 const v = parseCli(import.meta.url, {
   checkpoint: { type: "string", default: "public/checkpoints/base" },
   tasks: { type: "string", default: "64" },
   offset: { type: "string", default: "0" },
   seed: { type: "string", default: "0" },
-  worlds: { type: "string", default: "36" },
+  worlds: { type: "string", default: String(TAKEOVER_WORLDS) },
   temperature: { type: "string", default: "1" },
   grammar: { type: "boolean", default: false },
   backend: { type: "string", default: "wasm" },
