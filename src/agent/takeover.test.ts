@@ -4,6 +4,7 @@ import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { collectDemonstrations, episodeCorpus, parseEpisodeLines } from "./demos";
+import { NO_FLAWS } from "./scriptActor";
 import { afterFirstError, collectTakeovers, takeover, takeoverPoints } from "./takeover";
 
 const tasks = tasksOf("train").slice(0, 12);
@@ -43,14 +44,7 @@ describe("expert takeover (DAgger relabelling)", () => {
   it("taking over at turn 0 is the expert's own episode", () => {
     const d = collectDemonstrations(tasks.slice(1, 2), [0])[0];
     if (!d) throw new Error("no episode");
-    const expert = collectDemonstrations(tasks.slice(1, 2), [0], {
-      skipDoc: 0,
-      wrongArgName: 0,
-      firstPageOnly: 0,
-      assume: 0,
-      giveUp: 0,
-      slip: 0,
-    })[0];
+    const expert = collectDemonstrations(tasks.slice(1, 2), [0], NO_FLAWS)[0];
     const t = takeover(d, 0);
     expect(t?.actions).toEqual(expert?.actions);
     expect(t?.slips).toEqual([]);

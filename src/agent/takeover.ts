@@ -5,6 +5,7 @@ import type { Tokenizer } from "../model/tokenizer";
 import type { EpisodeText } from "./demos";
 import type { ActionGrammar } from "./grammar";
 import { rollout } from "./modelRollout";
+import { runEpisode } from "./run";
 import { NO_FLAWS, ScriptActor } from "./scriptActor";
 import { ScriptPolicy } from "./scripted";
 
@@ -48,15 +49,10 @@ export function takeover(
   const actor = new ScriptActor(NO_FLAWS);
   actor.observeHistory(actions, observations);
   const policy = new ScriptPolicy("expert", task, actor);
-  // The script reads the user and date from the prompt (its first observation), then its own.
-  let observation = ep.prompt;
-  while (!ep.done) {
-    const action = policy.act(observation);
-    actions.push(action);
-    observation = ep.step(action).observation;
-    observations.push(observation);
-  }
-  const evaluation = ep.evaluate();
+  // runEpisode starts the script on the prompt (it reads the user and date there), then its own.
+  const { evaluation, ...run } = runEpisode(ep, policy);
+  actions.push(...run.actions);
+  observations.push(...run.observations);
   return {
     taskId: played.taskId,
     prompt: ep.prompt,
