@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import {
+  checkpointDecoding,
+  DECODINGS,
+  type Decoding,
+  type ParsedCheckpoint,
+} from "../model/checkpoint";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -36,4 +42,19 @@ export function parseCli<const O extends Options>(
     console.error(`${(e as Error).message}\n\n${usageOf(moduleUrl)}`);
     process.exit(2);
   }
+}
+
+/**
+ * The decoding a CLI uses: `--grammar` (shorthand for `--decoding grammar`), else `--decoding
+ * free|grammar`, else what the checkpoint's meta asks for (free when it says nothing).
+ */
+export function chosenDecoding(
+  v: { grammar?: unknown; decoding?: unknown },
+  checkpoint: ParsedCheckpoint,
+): Decoding {
+  if (v.grammar === true) return "grammar";
+  if (v.decoding === undefined) return checkpointDecoding(checkpoint);
+  if (!(DECODINGS as readonly unknown[]).includes(v.decoding))
+    throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${v.decoding}'`);
+  return v.decoding as Decoding;
 }

@@ -2,9 +2,12 @@
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
- *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N] [--grammar] [--json]
+ *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N]
+ *                   [--decoding free|grammar | --grammar] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
- * --grammar decodes every action under the action grammar (src/agent/grammar.ts).
+ * --decoding grammar (or --grammar) decodes every action under the action grammar
+ * (src/agent/grammar.ts), free as free text; default: what the checkpoint's meta says (the shipped
+ * base: grammar).
  * --show N also prints the first N episodes (actions, observations, failed tests).
  * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
@@ -21,7 +24,7 @@ import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
-import { parseCli } from "./args";
+import { chosenDecoding, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
@@ -37,6 +40,7 @@ const v = parseCli(import.meta.url, {
   "batch-size": { type: "string", default: "8" },
   backend: { type: "string", default: "wasm" },
   grammar: { type: "boolean", default: false },
+  decoding: { type: "string" },
   json: { type: "boolean", default: false },
 });
 
@@ -52,7 +56,9 @@ async function main(): Promise<void> {
     throw new Error("--samples must be a positive integer");
   if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
   await selectCliBackend(v.backend as string);
-  const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
+  const parsed = await readCheckpointDir(v.checkpoint as string);
+  const decoding = chosenDecoding(v, parsed);
+  const { model, tokenizer } = modelFromCheckpoint(parsed);
   const nll = Number(v.nll);
   if (!Number.isInteger(nll) || nll < 0) throw new Error("--nll must be 0 or a positive integer");
   if (nll > 0) {
@@ -123,7 +129,7 @@ async function main(): Promise<void> {
     samples,
     limit,
     batchSize: Number(v["batch-size"]),
-    ...(v.grammar ? { grammar: new ActionGrammar(tokenizer) } : {}),
+    ...(decoding === "grammar" ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });
   for (const t of trajectories.slice(0, v.json ? 0 : show)) {
     const cut = (x: string) => (x.length > 300 ? `${x.slice(0, 300)}…` : x);
@@ -135,7 +141,12 @@ async function main(): Promise<void> {
     for (const x of t.evaluation.tests.filter((x) => !x.passed))
       console.log(`  ✗ ${x.name}${x.message ? `: ${x.message}` : ""}`);
   }
-  const summary = { checkpoint: v.checkpoint, ...result, seconds: Math.round(result.seconds) };
+  const summary = {
+    checkpoint: v.checkpoint,
+    decoding,
+    ...result,
+    seconds: Math.round(result.seconds),
+  };
   if (v.json) console.log(JSON.stringify(summary));
   else {
     console.log(

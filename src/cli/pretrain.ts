@@ -7,7 +7,7 @@
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
  *   [--split-quote] [--flaws default|mild|name=rate,...] [--episodes FILE.jsonl[,FILE...]]
- *   [--takeovers free:N,grammar:N] [--takeover-seed S]
+ *   [--takeovers free:N,grammar:N] [--takeover-seed S] [--decoding free|grammar]
  * Run flags: [--save-every STEPS] [--backend wasm|cpu|webgpu] [--json]
  *
  * A recipe (src/cli/recipes.ts, listed below) is a chain of stages, each continuing from the one
@@ -29,6 +29,8 @@
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
  * --episodes adds episodes to imitate, one JSON EpisodeText a line (`npm run takeover` writes
  * them: expert takeovers of a policy's own rollouts); a malformed line stops the run before training.
+ * --decoding records how the policy is meant to act in the checkpoint's meta (eval and train use
+ * it when not told; default: the --init checkpoint's).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue).
  * A single stage's defaults are the shipped checkpoint's (recipe base); --max-steps 0 runs

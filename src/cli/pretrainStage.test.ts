@@ -52,3 +52,24 @@ describe("runStage --takeovers", () => {
     await expect(runStage(flags, "cpu", () => {})).rejects.toThrow(/--takeovers needs an --init/);
   });
 });
+
+describe("runStage --decoding", () => {
+  it("writes the decoding into the checkpoint's meta, a stage from it inherits it, a bad one is refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stage-"));
+    try {
+      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
+      const meta = async (d: string) =>
+        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8")).meta;
+      await runStage({ ...flags, decoding: "grammar", out: join(dir, "a") }, "cpu", () => {});
+      expect((await meta("a")).decoding).toBe("grammar");
+      await runStage({ ...flags, init: join(dir, "a"), out: join(dir, "b") }, "cpu", () => {});
+      expect((await meta("b")).decoding).toBe("grammar");
+      await expect(
+        runStage({ ...flags, decoding: "greedy", out: join(dir, "c") }, "cpu", () => {}),
+      ).rejects.toThrow(/--decoding must be one of free, grammar, got 'greedy'/);
+      await expect(stat(join(dir, "c"))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

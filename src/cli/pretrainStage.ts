@@ -14,7 +14,7 @@ import { ActionGrammar } from "../agent/grammar";
 import { collectTakeovers } from "../agent/takeover";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
-import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
+import { DECODINGS, type Decoding, modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import {
   MAX_PREV_TOKEN,
@@ -50,6 +50,7 @@ export const STAGE_OPTIONS = {
   "max-words": { type: "string" },
   minutes: { type: "string" },
   "max-steps": { type: "string" },
+  decoding: { type: "string" },
 } as const;
 
 /** Options of the whole run (a recipe's too): where, from what seed, on what backend. */
@@ -65,7 +66,7 @@ export const RUN_OPTIONS = {
 export type StageFlag = keyof typeof STAGE_OPTIONS;
 type Values = { [K in keyof typeof STAGE_OPTIONS | keyof typeof RUN_OPTIONS]?: string | boolean };
 
-/** A single stage's defaults: the shipped base checkpoint's recipe (`base` in recipes.ts). */
+/** A single stage's defaults: the recipe `small` (recipes.ts); `base` starts from them plus a copy head. */
 export const STAGE_DEFAULTS: Values = {
   preset: "small",
   "demo-seeds": "1",
@@ -160,6 +161,8 @@ export async function runStage(
   if (!(preset in PRESETS))
     throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
   const minutes = num("minutes", v.minutes, false);
+  if (v.decoding !== undefined && !(DECODINGS as readonly unknown[]).includes(v.decoding))
+    throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${v.decoding}'`);
   const demoSeeds = Array.from(
     { length: num("demo-seeds", v["demo-seeds"]) },
     (_, i) => seed * 1000 + i,
@@ -188,8 +191,10 @@ export async function runStage(
   if (extra.length) log(`${extra.length} more episodes from ${v.episodes}`);
   demos.push(...extra);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
-  const init =
-    typeof v.init === "string" ? modelFromCheckpoint(await readCheckpointDir(v.init)) : null;
+  const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
+  const init = initParsed ? modelFromCheckpoint(initParsed) : null;
+  // --decoding: how the policy is meant to act (the checkpoint's meta.decoding); default: the init's.
+  const decoding = (v.decoding as Decoding | undefined) ?? initParsed?.manifest.meta?.decoding;
   if (typeof v.takeovers === "string") {
     if (!init) throw new Error("--takeovers needs an --init checkpoint: the policy that plays");
     const parts = parseTakeovers(v.takeovers);
@@ -279,6 +284,7 @@ export async function runStage(
       createdAt: new Date().toISOString(),
       step,
       notes: `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
+      ...(decoding ? { decoding } : {}),
     });
     await saveCheckpointToDir(out, manifest, blob);
   };

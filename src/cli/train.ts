@@ -1,8 +1,11 @@
 /**
  * Trains a policy with LOOP (or a baseline) from a checkpoint, headless:
  *   npm run train -- --algo <name> --iterations N --seed S [--tasks T --k K --lr LR --eval-every E]
- *                    --checkpoint PATH --out DIR [--final-eval test_normal,test_challenge] [--grammar] [--json]
- * --grammar trains a grammar-constrained policy (sampled and scored under the action grammar).
+ *                    --checkpoint PATH --out DIR [--final-eval test_normal,test_challenge]
+ *                    [--decoding free|grammar | --grammar] [--json]
+ * --decoding grammar (or --grammar) trains a grammar-constrained policy (sampled and scored under
+ * the action grammar); default: what the checkpoint's meta says (the shipped base: grammar). The
+ * checkpoints it writes say the same.
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
@@ -17,7 +20,7 @@ import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
-import { parseCli } from "./args";
+import { chosenDecoding, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(
@@ -46,6 +49,7 @@ const v = parseCli(
     out: { type: "string" },
     backend: { type: "string", default: "wasm" },
     grammar: { type: "boolean", default: false },
+    decoding: { type: "string" },
     json: { type: "boolean", default: false },
   },
   () =>
@@ -92,7 +96,9 @@ async function main(): Promise<void> {
       return x as Split;
     });
   const backend = await selectCliBackend(v.backend as string);
-  const { model, tokenizer } = modelFromCheckpoint(await readCheckpointDir(v.checkpoint as string));
+  const parsed = await readCheckpointDir(v.checkpoint as string);
+  const decoding = chosenDecoding(v, parsed);
+  const { model, tokenizer } = modelFromCheckpoint(parsed);
   const trainer = new Trainer(model, tokenizer, {
     algo: v.algo as string,
     overrides: {
@@ -112,7 +118,7 @@ async function main(): Promise<void> {
     evalLimit: num("eval-limit", v["eval-limit"]),
     evalTemperature: num("eval-temperature", v["eval-temperature"], false),
     maxTurns: num("max-turns", v["max-turns"]),
-    grammar: v.grammar as boolean,
+    grammar: decoding === "grammar",
   });
   const out = v.out;
   await mkdir(out, { recursive: true });
@@ -135,6 +141,7 @@ async function main(): Promise<void> {
       createdAt: new Date().toISOString(),
       step: trainer.iteration,
       notes: `${trainer.algorithm.label} from ${v.checkpoint}, seed ${v.seed}, iteration ${trainer.iteration}`,
+      decoding,
     });
     await saveCheckpointToDir(join(out, dir), manifest, blob);
     trainer.checkpointSaved(join(out, dir));

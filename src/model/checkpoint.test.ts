@@ -309,6 +309,7 @@ describe("checkpoints", () => {
         [(m) => ((m as unknown as Record<string, unknown>).tensors = {}), /tensors must be/],
         [(m) => (m.checksum = "md5:abc"), /checksum must be/],
         [(m) => (m.meta = { step: -1 }), /meta\.step/],
+        [(m) => (m.meta = { decoding: "greedy" as "free" }), /meta\.decoding must be one of/],
       ];
       for (const [corrupt, message] of cases) {
         const m = clone(saved.manifest);

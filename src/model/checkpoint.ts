@@ -28,7 +28,20 @@ export interface CheckpointMeta {
   /** Training step (a non-negative integer). */
   step?: number;
   notes?: string;
+  /**
+   * How the policy is meant to act: "grammar" = every action decoded under the action grammar
+   * (src/agent/grammar.ts), "free" = free text. The CLIs and the page use it when not told.
+   */
+  decoding?: Decoding;
   [k: string]: JsonValue | undefined;
+}
+
+export const DECODINGS = ["free", "grammar"] as const;
+export type Decoding = (typeof DECODINGS)[number];
+
+/** The decoding a checkpoint's meta asks for (free when it says nothing). */
+export function checkpointDecoding(parsed: ParsedCheckpoint): Decoding {
+  return parsed.manifest.meta?.decoding ?? "free";
 }
 
 /** Where one weight lies in the blob. */
@@ -173,6 +186,10 @@ export function validateMeta(meta: unknown): CheckpointMeta {
     throw new CheckpointError(`meta.step must be a non-negative integer, got ${kindOf(m.step)}`);
   if (m.notes !== undefined && typeof m.notes !== "string")
     throw new CheckpointError(`meta.notes must be a string, got ${kindOf(m.notes)}`);
+  if (m.decoding !== undefined && !(DECODINGS as readonly unknown[]).includes(m.decoding))
+    throw new CheckpointError(
+      `meta.decoding must be one of ${DECODINGS.join(", ")}, got ${JSON.stringify(m.decoding)}`,
+    );
   const defined = Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined));
   checkJson(defined, "meta", 0);
   return JSON.parse(JSON.stringify(defined)) as CheckpointMeta;
