@@ -72,8 +72,8 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
 test("step runs exactly one iteration; a rollout's turns step with the arrow keys", async ({
   page,
 }) => {
-  // A grammar-constrained policy: even the untrained model's actions start as calls (app.api).
-  await stepOnce(page, "&grammar=on");
+  // A grammar-constrained policy (the default): even the untrained model's actions start as calls.
+  await stepOnce(page);
   await expect(page.getByTestId("grammar-select")).toHaveValue("on");
   await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
   await page.waitForTimeout(1500);
@@ -104,14 +104,14 @@ test("settings survive a reload through the URL", async ({ page }) => {
   await page.goto(QUICK);
   await page.getByTestId("algo-select").selectOption("grpo");
   await page.getByTestId("seed-input").fill("7");
-  await page.getByTestId("grammar-select").selectOption("on");
+  await page.getByTestId("grammar-select").selectOption("off");
   await expect(page).toHaveURL(/algo=grpo/);
   await expect(page).toHaveURL(/seed=7/);
-  await expect(page).toHaveURL(/grammar=on/);
+  await expect(page).toHaveURL(/grammar=off/);
   await page.reload();
   await expect(page.getByTestId("algo-select")).toHaveValue("grpo");
   await expect(page.getByTestId("seed-input")).toHaveValue("7");
-  await expect(page.getByTestId("grammar-select")).toHaveValue("on");
+  await expect(page.getByTestId("grammar-select")).toHaveValue("off");
 });
 
 test("a run survives a reload (IndexedDB), exports and imports; a bad file is refused", async ({

@@ -13,9 +13,14 @@ beforeAll(async () => {
 });
 
 describe("planRun", () => {
-  it("runs the shipped recipe when no stage flag is given", () => {
+  it("runs the shipped recipe when no stage flag is given: the copy chain, then the agent stages", () => {
     const plan = planRun({ seed: 0, out: "OUT", stageFlags: {} });
-    expect(plan).toEqual([
+    const chain = (RECIPES["copy-chain"] as Recipe).stages.map((s) => s.name);
+    expect(plan.map((s) => s.name)).toEqual([...chain, "takeover", "expert", "expert2"]);
+    expect(plan.at(-1)?.values).toMatchObject({ seed: "7", out: "OUT", flaws: "none,slip=0.1" });
+    expect(plan.find((s) => s.name === "takeover")?.values.takeovers).toBe("free:96,grammar:96");
+    const small = planRun({ recipe: "small", seed: 0, out: "OUT", stageFlags: {} });
+    expect(small).toEqual([
       {
         index: 0,
         name: "small",

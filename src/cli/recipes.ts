@@ -25,60 +25,92 @@ export interface Recipe {
   stages: readonly Stage[];
 }
 
+/** The copy-head imitator of the mild demonstrator: seven stages (docs/model.md). */
+const COPY_CHAIN: readonly Stage[] = [
+  {
+    name: "copy-head",
+    seed: 0,
+    args: "--copy-head --max-steps 600",
+    about: "preset small with the copy (pointer) head, default demonstrations, lr 3e-3",
+  },
+  {
+    name: "prev2",
+    seed: 0,
+    args: "--prev-token 2 --max-steps 150",
+    about: "keys see the token two back",
+  },
+  {
+    name: "mild-cont-decay",
+    seed: 0,
+    args: "--flaws mild --copy-continue --lr-final 0.0003 --max-steps 400",
+    about: "milder demonstrations with slips, the copy continuation prior, lr decay",
+  },
+  {
+    name: "split-quote",
+    seed: 0,
+    args: "--split-quote --flaws mild --lr 0.002 --lr-final 0.0002 --max-steps 300",
+    about: "a value's closing quote its own token",
+  },
+  {
+    name: "prev4-big-batch",
+    seed: 1,
+    args: "--prev-token 4 --demo-seeds 4 --batch-tokens 16384 --flaws mild --lr 0.002 --lr-final 0.0001 --max-steps 307",
+    about:
+      "keys see the account name four back; 4 demonstrator seeds, 16k-token batches (6 min on an H200)",
+  },
+  {
+    name: "seed2",
+    seed: 2,
+    args: "--demo-seeds 2 --flaws mild --lr 0.001 --lr-final 0.0004 --max-steps 300",
+    about: "fresh demonstrations",
+  },
+  {
+    name: "seed3",
+    seed: 3,
+    args: "--demo-seeds 2 --flaws mild --lr 0.0008 --lr-final 0.0001 --max-steps 520",
+    about: "fresh demonstrations, lr decayed to 1e-4",
+  },
+];
+
+/** On the copy chain: one round of expert takeovers, then the expert's own demonstrations. */
+const AGENT_STAGES: readonly Stage[] = [
+  {
+    name: "takeover",
+    seed: 4,
+    args: "--worlds 4 --demo-seeds 1 --flaws mild --takeovers free:96,grammar:96 --lr 0.0006 --lr-final 0.0001 --max-steps 240",
+    about:
+      "DAgger round: the expert finishes 192 of the policy's own rollouts from their first error (and one random turn)",
+  },
+  {
+    name: "expert",
+    seed: 6,
+    args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --lr 0.0006 --lr-final 0.0001 --max-steps 200 --decoding grammar",
+    about:
+      "the expert's demonstrations (no flaws; one call in ten slips first, not imitated): a deterministic target",
+  },
+  {
+    name: "expert2",
+    seed: 7,
+    args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --lr 0.0005 --lr-final 0.00005 --max-steps 300",
+    about: "the same on fresh worlds, lr decayed to 5e-5",
+  },
+];
+
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): preset small, default demonstrations, no copy head, 804 steps (80 minutes on wasm here)",
-    stages: [{ name: "small", seed: 0, args: "--max-steps 804", about: "one stage" }],
+      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations; ~17M tokens of SFT in ten stages (about 11 hours on wasm here; stage 4 was run on an H200)",
+    stages: [...COPY_CHAIN, ...AGENT_STAGES],
   },
   "copy-chain": {
     about:
       "the copy-head policy of the kept experiments (checkpoints/experiments/, docs/model.md): copy head, previous-token embeddings up to 4 back, mild demonstrations with slips, split quotes; ~14M tokens of SFT in seven stages (about 9 hours on wasm here; stage 4 was run on an H200)",
-    stages: [
-      {
-        name: "copy-head",
-        seed: 0,
-        args: "--copy-head --max-steps 600",
-        about: "preset small with the copy (pointer) head, default demonstrations, lr 3e-3",
-      },
-      {
-        name: "prev2",
-        seed: 0,
-        args: "--prev-token 2 --max-steps 150",
-        about: "keys see the token two back",
-      },
-      {
-        name: "mild-cont-decay",
-        seed: 0,
-        args: "--flaws mild --copy-continue --lr-final 0.0003 --max-steps 400",
-        about: "milder demonstrations with slips, the copy continuation prior, lr decay",
-      },
-      {
-        name: "split-quote",
-        seed: 0,
-        args: "--split-quote --flaws mild --lr 0.002 --lr-final 0.0002 --max-steps 300",
-        about: "a value's closing quote its own token",
-      },
-      {
-        name: "prev4-big-batch",
-        seed: 1,
-        args: "--prev-token 4 --demo-seeds 4 --batch-tokens 16384 --flaws mild --lr 0.002 --lr-final 0.0001 --max-steps 307",
-        about:
-          "keys see the account name four back; 4 demonstrator seeds, 16k-token batches (6 min on an H200)",
-      },
-      {
-        name: "seed2",
-        seed: 2,
-        args: "--demo-seeds 2 --flaws mild --lr 0.001 --lr-final 0.0004 --max-steps 300",
-        about: "fresh demonstrations",
-      },
-      {
-        name: "seed3",
-        seed: 3,
-        args: "--demo-seeds 2 --flaws mild --lr 0.0008 --lr-final 0.0001 --max-steps 520",
-        about: "fresh demonstrations, lr decayed to 1e-4",
-      },
-    ],
+    stages: COPY_CHAIN,
+  },
+  small: {
+    about:
+      "the base checkpoint shipped before 2026-12-05: preset small, default demonstrations, no copy head, 804 steps (80 minutes on wasm here); dev TGC 0%",
+    stages: [{ name: "small", seed: 0, args: "--max-steps 804", about: "one stage" }],
   },
 };
 

@@ -1,7 +1,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../env/rng";
-import { modelFromCheckpoint } from "./checkpoint";
+import { checkpointDecoding, modelFromCheckpoint } from "./checkpoint";
 import { readCheckpointDir } from "./checkpointFs";
 import { generate } from "./decode";
 import { BOS } from "./tokenizer";
@@ -12,10 +12,11 @@ beforeAll(async () => {
 
 describe("the shipped base checkpoint", () => {
   it("loads (manifest, checksum, vocabulary) and decodes", async () => {
-    const { model, tokenizer } = modelFromCheckpoint(
-      await readCheckpointDir("public/checkpoints/base"),
-    );
+    const parsed = await readCheckpointDir("public/checkpoints/base");
+    const { model, tokenizer } = modelFromCheckpoint(parsed);
     expect(model.paramCount()).toBeLessThan(2_000_000);
+    // A grammar-constrained policy: the CLIs and the page decode it under the action grammar.
+    expect(checkpointDecoding(parsed)).toBe("grammar");
     const ctx = [BOS, ...tokenizer.encode("You act for Ava Chen.")];
     const out = await generate(model, [ctx], { temperature: 0, maxTokens: 4, rng: new Rng(0) });
     expect(out.tokens[0]?.length).toBeGreaterThan(0);

@@ -34,7 +34,8 @@ export interface Settings {
   backend: BackendName | "auto";
   /**
    * on = a grammar-constrained policy: actions are sampled (and scored) only among tokens that keep
-   * them a well-formed call to an existing API (src/agent/grammar.ts).
+   * them a well-formed call to an existing API (src/agent/grammar.ts). On by default: the shipped
+   * base policy was trained to act under it (its checkpoint's meta.decoding).
    */
   grammar: "off" | "on";
 }
@@ -54,7 +55,7 @@ export const DEFAULT_SETTINGS: Settings = {
   evalEvery: 5,
   evalLimit: 8,
   backend: "auto",
-  grammar: "off",
+  grammar: "on",
 };
 
 /** Pause between iterations for each speed (ms). */
