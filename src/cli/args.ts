@@ -53,8 +53,12 @@ export function chosenDecoding(
   checkpoint: ParsedCheckpoint,
 ): Decoding {
   if (v.grammar === true) return "grammar";
-  if (v.decoding === undefined) return checkpointDecoding(checkpoint);
-  if (!(DECODINGS as readonly unknown[]).includes(v.decoding))
-    throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${v.decoding}'`);
-  return v.decoding as Decoding;
+  return v.decoding === undefined ? checkpointDecoding(checkpoint) : parseDecoding(v.decoding);
+}
+
+/** `--decoding`'s value, or an error naming the choices. */
+export function parseDecoding(value: unknown): Decoding {
+  if (!(DECODINGS as readonly unknown[]).includes(value))
+    throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${value}'`);
+  return value as Decoding;
 }

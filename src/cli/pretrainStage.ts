@@ -14,7 +14,7 @@ import { ActionGrammar } from "../agent/grammar";
 import { collectTakeovers } from "../agent/takeover";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
 import { APPS, formatApiDoc } from "../env";
-import { DECODINGS, type Decoding, modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
+import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import {
   MAX_PREV_TOKEN,
@@ -26,6 +26,7 @@ import {
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
+import { parseDecoding } from "./args";
 import { collectDemonstrationsParallel, pretrainTasks } from "./demoWorkers";
 
 /** Options that shape one stage's training (a recipe's stages set these, the command line does not). */
@@ -161,8 +162,7 @@ export async function runStage(
   if (!(preset in PRESETS))
     throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
   const minutes = num("minutes", v.minutes, false);
-  if (v.decoding !== undefined && !(DECODINGS as readonly unknown[]).includes(v.decoding))
-    throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${v.decoding}'`);
+  const decodingFlag = v.decoding === undefined ? undefined : parseDecoding(v.decoding);
   const demoSeeds = Array.from(
     { length: num("demo-seeds", v["demo-seeds"]) },
     (_, i) => seed * 1000 + i,
@@ -194,7 +194,7 @@ export async function runStage(
   const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
   const init = initParsed ? modelFromCheckpoint(initParsed) : null;
   // --decoding: how the policy is meant to act (the checkpoint's meta.decoding); default: the init's.
-  const decoding = (v.decoding as Decoding | undefined) ?? initParsed?.manifest.meta?.decoding;
+  const decoding = decodingFlag ?? initParsed?.manifest.meta?.decoding;
   if (typeof v.takeovers === "string") {
     if (!init) throw new Error("--takeovers needs an --init checkpoint: the policy that plays");
     const parts = parseTakeovers(v.takeovers);

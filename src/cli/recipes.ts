@@ -99,7 +99,7 @@ const AGENT_STAGES: readonly Stage[] = [
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations; ~17M tokens of SFT in ten stages (about 11 hours on wasm here; stage 4 was run on an H200)",
+      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations; ~17M tokens of SFT in ten stages (about 12 hours on wasm here; stage 4 was run on an H200)",
     stages: [...COPY_CHAIN, ...AGENT_STAGES],
   },
   "copy-chain": {
