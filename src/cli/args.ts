@@ -5,6 +5,7 @@ import {
   checkpointDecoding,
   DECODINGS,
   type Decoding,
+  isDecoding,
   type ParsedCheckpoint,
 } from "../model/checkpoint";
 
@@ -58,7 +59,7 @@ export function chosenDecoding(
 
 /** `--decoding`'s value, or an error naming the choices. */
 export function parseDecoding(value: unknown): Decoding {
-  if (!(DECODINGS as readonly unknown[]).includes(value))
+  if (!isDecoding(value))
     throw new Error(`--decoding must be one of ${DECODINGS.join(", ")}, got '${value}'`);
-  return value as Decoding;
+  return value;
 }

@@ -30,7 +30,8 @@ export interface CheckpointMeta {
   notes?: string;
   /**
    * How the policy is meant to act: "grammar" = every action decoded under the action grammar
-   * (src/agent/grammar.ts), "free" = free text. The CLIs and the page use it when not told.
+   * (src/agent/grammar.ts), "free" = free text. The CLIs use it when not told (the page's default
+   * setting matches the shipped base's).
    */
   decoding?: Decoding;
   [k: string]: JsonValue | undefined;
@@ -38,6 +39,10 @@ export interface CheckpointMeta {
 
 export const DECODINGS = ["free", "grammar"] as const;
 export type Decoding = (typeof DECODINGS)[number];
+
+export function isDecoding(x: unknown): x is Decoding {
+  return (DECODINGS as readonly unknown[]).includes(x);
+}
 
 /** The decoding a checkpoint's meta asks for (free when it says nothing). */
 export function checkpointDecoding(parsed: ParsedCheckpoint): Decoding {
@@ -186,7 +191,7 @@ export function validateMeta(meta: unknown): CheckpointMeta {
     throw new CheckpointError(`meta.step must be a non-negative integer, got ${kindOf(m.step)}`);
   if (m.notes !== undefined && typeof m.notes !== "string")
     throw new CheckpointError(`meta.notes must be a string, got ${kindOf(m.notes)}`);
-  if (m.decoding !== undefined && !(DECODINGS as readonly unknown[]).includes(m.decoding))
+  if (m.decoding !== undefined && !isDecoding(m.decoding))
     throw new CheckpointError(
       `meta.decoding must be one of ${DECODINGS.join(", ")}, got ${JSON.stringify(m.decoding)}`,
     );
