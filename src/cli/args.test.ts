@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ParsedCheckpoint } from "../model/checkpoint";
-import { chosenDecoding, usageOf } from "./args";
+import { chosenDecoding, num, usageOf } from "./args";
 
 describe("CLI usage", () => {
   it("is the header comment of the CLI's source, without comment markers", () => {
@@ -27,6 +27,30 @@ describe("chosenDecoding", () => {
   it("refuses an unknown decoding with the choices", () => {
     expect(() => chosenDecoding({ decoding: "greedy" }, ckpt())).toThrow(
       /--decoding must be one of free, grammar, got 'greedy'/,
+    );
+  });
+});
+
+describe("num", () => {
+  it("reads integers, numbers and bounds", () => {
+    expect(num("k", "6")).toBe(6);
+    expect(num("lr", "3e-4", false)).toBe(0.0003);
+    expect(num("limit", "0", true, 0)).toBe(0);
+    expect(num("seed", "-2")).toBe(-2);
+  });
+
+  it("refuses what is not the number asked for, naming the flag and the value", () => {
+    expect(() => num("k", "six")).toThrow("--k must be an integer, got 'six'");
+    expect(() => num("k", "1.5")).toThrow("--k must be an integer, got '1.5'");
+    expect(() => num("k", "")).toThrow("--k must be an integer, got ''");
+    expect(() => num("k", undefined)).toThrow("--k must be an integer, got 'undefined'");
+    expect(() => num("k", true)).toThrow("--k must be an integer");
+    expect(() => num("lr", "Infinity", false)).toThrow("--lr must be a number, got 'Infinity'");
+    expect(() => num("samples", "0", true, 1)).toThrow(
+      "--samples must be an integer of at least 1, got '0'",
+    );
+    expect(() => num("temperature", "-1", false, 0)).toThrow(
+      "--temperature must be a number of at least 0, got '-1'",
     );
   });
 });

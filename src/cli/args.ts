@@ -57,6 +57,26 @@ export function chosenDecoding(
   return v.decoding === undefined ? checkpointDecoding(checkpoint) : parseDecoding(v.decoding);
 }
 
+/**
+ * A flag's value as a number (an integer unless `integer` is false) of at least `min`, or an error
+ * naming the flag and what it got.
+ */
+export function num(name: string, value: unknown, integer = true, min = -Infinity): number {
+  const n = Number(value);
+  if (
+    typeof value !== "string" ||
+    value.trim() === "" ||
+    !Number.isFinite(n) ||
+    (integer && !Number.isInteger(n)) ||
+    n < min
+  ) {
+    const kind = integer ? "an integer" : "a number";
+    const bound = min === -Infinity ? "" : ` of at least ${min}`;
+    throw new Error(`--${name} must be ${kind}${bound}, got '${String(value)}'`);
+  }
+  return n;
+}
+
 /** `--decoding`'s value, or an error naming the choices. */
 export function parseDecoding(value: unknown): Decoding {
   if (!isDecoding(value))

@@ -16,7 +16,7 @@ import { build } from "vite";
 import type { BackendName } from "../model/backend";
 import { type BenchResult, benchModel } from "../model/bench";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
-import { parseCli } from "./args";
+import { num, parseCli } from "./args";
 import {
   type BrowserBenchResults,
   benchPageBuilt,
@@ -67,12 +67,6 @@ interface Unavailable {
 const log = (line: string) => console.error(line);
 const list = (s: string) => s.split(",").filter(Boolean);
 
-function positive(name: string, raw: string | undefined): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer`);
-  return n;
-}
-
 function withRatios(rows: Omit<Row, "trainVsCpu">[]): Row[] {
   return rows.map((r) => {
     const cpu = rows.find((c) => c.where === r.where && c.backend === "cpu");
@@ -100,22 +94,22 @@ async function main(): Promise<number> {
   const preset = v.preset as PresetName;
   if (!(preset in PRESETS))
     throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
-  const vocab = positive("vocab", v.vocab);
+  const vocab = num("vocab", v.vocab, true, 1);
   const config = presetConfig(preset, vocab);
   const opts = {
-    batch: positive("batch", v.batch),
-    contextTokens: positive("context", v.context),
-    newTokens: positive("new", v.new),
-    reps: positive("reps", v.reps),
+    batch: num("batch", v.batch, true, 1),
+    contextTokens: num("context", v.context, true, 1),
+    newTokens: num("new", v.new, true, 1),
+    reps: num("reps", v.reps, true, 1),
   };
   const browser = !v["no-browser"];
   const browserOpts = {
-    batch: positive("browser-batch", v["browser-batch"]),
-    contextTokens: positive("browser-context", v["browser-context"]),
-    newTokens: positive("browser-new", v["browser-new"]),
-    reps: positive("browser-reps", v["browser-reps"]),
+    batch: num("browser-batch", v["browser-batch"], true, 1),
+    contextTokens: num("browser-context", v["browser-context"], true, 1),
+    newTokens: num("browser-new", v["browser-new"], true, 1),
+    reps: num("browser-reps", v["browser-reps"], true, 1),
   };
-  const timeoutMs = positive("browser-timeout", v["browser-timeout"]) * 1000;
+  const timeoutMs = num("browser-timeout", v["browser-timeout"], true, 1) * 1000;
 
   // Build the page first (a few seconds), so that a broken build shows before the long Node part.
   if (browser && !v.url && (v.build || !benchPageBuilt())) {

@@ -24,7 +24,7 @@ import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
-import { chosenDecoding, parseCli } from "./args";
+import { chosenDecoding, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
@@ -48,19 +48,18 @@ async function main(): Promise<void> {
   const split = v.split as Split;
   if (!(SPLITS as readonly string[]).includes(split))
     throw new Error(`--split must be one of ${SPLITS.join(", ")}`);
-  const samples = Number(v.samples);
-  const temperature = Number(v.temperature);
-  const seed = Number(v.seed);
-  const limit = Number(v.limit);
-  if (!Number.isInteger(samples) || samples < 1)
-    throw new Error("--samples must be a positive integer");
-  if (!(temperature >= 0)) throw new Error("--temperature must be 0 or more");
+  const samples = num("samples", v.samples, true, 1);
+  const temperature = num("temperature", v.temperature, false, 0);
+  const seed = num("seed", v.seed);
+  const limit = num("limit", v.limit, true, 0);
+  const batchSize = num("batch-size", v["batch-size"], true, 1);
+  const nll = num("nll", v.nll, true, 0);
+  const pointer = num("pointer", v.pointer, true, 0);
+  const show = num("show", v.show, true, 0);
   await selectCliBackend(v.backend as string);
   const parsed = await readCheckpointDir(v.checkpoint as string);
   const decoding = chosenDecoding(v, parsed);
   const { model, tokenizer } = modelFromCheckpoint(parsed);
-  const nll = Number(v.nll);
-  if (!Number.isInteger(nll) || nll < 0) throw new Error("--nll must be 0 or a positive integer");
   if (nll > 0) {
     const demos = collectDemonstrations(split, [seed])
       .filter((d) => d.success)
@@ -93,9 +92,6 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const pointer = Number(v.pointer);
-  if (!Number.isInteger(pointer) || pointer < 0)
-    throw new Error("--pointer must be 0 or a positive integer");
   if (pointer > 0) {
     const demos = collectDemonstrations(split, [seed])
       .filter((d) => d.success)
@@ -120,15 +116,12 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const show = Number(v.show);
-  if (!Number.isInteger(show) || show < 0)
-    throw new Error("--show must be 0 or a positive integer");
   const { result, trajectories } = await evaluatePolicy(model, tokenizer, split, {
     temperature,
     seed,
     samples,
     limit,
-    batchSize: Number(v["batch-size"]),
+    batchSize,
     ...(decoding === "grammar" ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });
   for (const t of trajectories.slice(0, v.json ? 0 : show)) {

@@ -40,9 +40,9 @@
  */
 
 import { isMainThread } from "node:worker_threads";
-import { parseCli } from "./args";
+import { num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
-import { num, RUN_DEFAULTS, RUN_OPTIONS, STAGE_OPTIONS, type StageFlag } from "./pretrainStage";
+import { RUN_DEFAULTS, RUN_OPTIONS, STAGE_OPTIONS, type StageFlag } from "./pretrainStage";
 import { describeRecipes, planRun, runPlan } from "./recipes";
 
 const v = parseCli(

@@ -26,7 +26,7 @@ import {
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
-import { parseDecoding } from "./args";
+import { num, parseDecoding } from "./args";
 import { collectDemonstrationsParallel, pretrainTasks } from "./demoWorkers";
 
 /** Options that shape one stage's training (a recipe's stages set these, the command line does not). */
@@ -100,14 +100,6 @@ export function parseStageFlags(args: readonly string[]): Values {
     strict: true,
     allowPositionals: false,
   }).values as Values;
-}
-
-/** A flag's value as a number (an integer unless `integer` is false), or a clear error. */
-export function num(name: string, value: string | boolean | undefined, integer = true): number {
-  const n = Number(value);
-  if (typeof value !== "string" || !Number.isFinite(n) || (integer && !Number.isInteger(n)))
-    throw new Error(`--${name} must be ${integer ? "an integer" : "a number"}, got '${value}'`);
-  return n;
 }
 
 /** The tasks takeovers are played on: the train split plus its scenarios on this many worlds. */

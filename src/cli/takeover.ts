@@ -16,10 +16,10 @@ import { ActionGrammar } from "../agent/grammar";
 import { collectTakeovers } from "../agent/takeover";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
-import { parseCli } from "./args";
+import { num, parseCli } from "./args";
 import { pretrainTasks } from "./demoWorkers";
 import { selectCliBackend } from "./nodeGpu";
-import { num, TAKEOVER_WORLDS } from "./pretrainStage";
+import { TAKEOVER_WORLDS } from "./pretrainStage";
 
 const v = parseCli(import.meta.url, {
   checkpoint: { type: "string", default: "public/checkpoints/base" },

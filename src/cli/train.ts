@@ -20,7 +20,7 @@ import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
-import { chosenDecoding, parseCli } from "./args";
+import { chosenDecoding, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(
@@ -57,18 +57,6 @@ const v = parseCli(
       .map((a) => `  ${a.name.padEnd(17)} ${a.summary}`)
       .join("\n")}`,
 );
-
-function num(name: string, value: string | undefined, integer = true): number {
-  const n = Number(value);
-  if (
-    value === undefined ||
-    value === "" ||
-    !Number.isFinite(n) ||
-    (integer && !Number.isInteger(n))
-  )
-    throw new Error(`--${name} must be ${integer ? "an integer" : "a number"}, got '${value}'`);
-  return n;
-}
 
 const optional = (name: string, value: string | undefined, integer = true) =>
   value === undefined ? undefined : num(name, value, integer);
