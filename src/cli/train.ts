@@ -6,6 +6,8 @@
  * --decoding grammar (or --grammar) trains a grammar-constrained policy (sampled and scored under
  * the action grammar); default: what the checkpoint's meta says (the shipped base: grammar). The
  * checkpoints it writes say the same.
+ * --micro-tokens N (default 2048, one full-context row): padded tokens per micro-batch (gradients
+ * are summed over a minibatch's micro-batches); more is faster where memory allows (not wasm).
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
@@ -43,6 +45,7 @@ const v = parseCli(
     "eval-limit": { type: "string", default: "0" },
     "eval-temperature": { type: "string", default: "0" },
     "max-turns": { type: "string", default: "0" },
+    "micro-tokens": { type: "string", default: "2048" },
     "save-every": { type: "string", default: "0" },
     "final-eval": { type: "string", default: "" },
     checkpoint: { type: "string", default: "public/checkpoints/base" },
@@ -106,6 +109,7 @@ async function main(): Promise<void> {
     evalLimit: num("eval-limit", v["eval-limit"]),
     evalTemperature: num("eval-temperature", v["eval-temperature"], false),
     maxTurns: num("max-turns", v["max-turns"]),
+    microTokens: num("micro-tokens", v["micro-tokens"], true, 1),
     grammar: decoding === "grammar",
   });
   const out = v.out;
@@ -139,6 +143,10 @@ async function main(): Promise<void> {
   let best = -1;
   trainer.on((e) => {
     if (e.type === "rollouts") {
+      const r = e.trajectories.map((t) => t.evaluation.reward);
+      log(
+        `iter ${e.iteration}: ${r.length} rollouts, reward ${(r.reduce((a, x) => a + x, 0) / Math.max(r.length, 1)).toFixed(3)}; training`,
+      );
       const g = e.groups[0];
       if (g)
         appendFileSync(
@@ -245,6 +253,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: Error) => {
-  console.error(`train: ${e.message}`);
+  // A bad flag or file is a message; a failure inside tfjs (e.g. wasm's heap) keeps its stack.
+  console.error(e instanceof WebAssembly.RuntimeError ? e.stack : `train: ${e.message}`);
   process.exit(2);
 });

@@ -208,9 +208,10 @@ export class Trainer {
       maxTurns: options.maxTurns ?? 0,
       maxActionTokens: options.maxActionTokens ?? 0,
       rolloutBatch: options.rolloutBatch ?? 16,
-      // 4096: a 2048-context copy-head model's scoring and gradients at 8192 padded tokens
-      // exhausted wasm's 4 GB heap (Aborted()); SFT trains at 4096 too.
-      microTokens: options.microTokens ?? 4096,
+      // 2048 (one full-context row): after a round of rollouts has grown and fragmented wasm's
+      // 4 GB heap, the shipped 2048-context copy-head base's gradients at 4096 padded tokens ran
+      // out of it ("memory access out of bounds"), and at 8192 so did a fresh heap.
+      microTokens: options.microTokens ?? 2048,
       abortLogRatio: options.abortLogRatio ?? 20,
       tokenStats: options.tokenStats ?? false,
       grammar: options.grammar ?? false,

@@ -175,7 +175,6 @@ export class TrainingHost implements TrainingApi {
       maxTurns: settings.turns || (tiny ? 2 : 0),
       maxActionTokens: tiny ? 16 : 0,
       rolloutBatch: 16,
-      microTokens: 4096,
       tokenStats: true,
       grammar: settings.grammar === "on",
     });
