@@ -7,7 +7,8 @@
  * the action grammar); default: what the checkpoint's meta says (the shipped base: grammar). The
  * checkpoints it writes say the same.
  * --micro-tokens N (default 2048, one full-context row): padded tokens per micro-batch (gradients
- * are summed over a minibatch's micro-batches); more is faster where memory allows (not wasm).
+ * are summed over a minibatch's micro-batches); raise it only where memory allows (not on wasm,
+ * whose 4 GB heap ran out at 4096).
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
