@@ -77,6 +77,17 @@ export function num(name: string, value: unknown, integer = true, min = -Infinit
   return n;
 }
 
+/**
+ * A CLI's last resort: a bad flag or file prints `cli: message`; a failure inside tfjs's wasm (its
+ * heap, say) keeps its stack. Exits 2.
+ */
+export function exitOnError(cli: string): (e: Error) => never {
+  return (e) => {
+    console.error(e instanceof WebAssembly.RuntimeError ? e.stack : `${cli}: ${e.message}`);
+    process.exit(2);
+  };
+}
+
 /** `--decoding`'s value, or an error naming the choices. */
 export function parseDecoding(value: unknown): Decoding {
   if (!isDecoding(value))

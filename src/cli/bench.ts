@@ -16,7 +16,7 @@ import { build } from "vite";
 import type { BackendName } from "../model/backend";
 import { type BenchResult, benchModel } from "../model/bench";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
-import { num, parseCli } from "./args";
+import { exitOnError, num, parseCli } from "./args";
 import {
   type BrowserBenchResults,
   benchPageBuilt,
@@ -189,7 +189,4 @@ async function main(): Promise<number> {
 
 main()
   .then((code) => process.exit(code))
-  .catch((e: Error) => {
-    console.error(`bench: ${e.message}`);
-    process.exit(2);
-  });
+  .catch(exitOnError("bench"));

@@ -24,7 +24,7 @@ import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
-import { chosenDecoding, num, parseCli } from "./args";
+import { chosenDecoding, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
@@ -161,7 +161,4 @@ async function main(): Promise<void> {
   model.dispose();
 }
 
-main().catch((e: Error) => {
-  console.error(`eval: ${e.message}`);
-  process.exit(2);
-});
+main().catch(exitOnError("eval"));

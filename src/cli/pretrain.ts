@@ -40,7 +40,7 @@
  */
 
 import { isMainThread } from "node:worker_threads";
-import { num, parseCli } from "./args";
+import { exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 import { RUN_DEFAULTS, RUN_OPTIONS, STAGE_OPTIONS, type StageFlag } from "./pretrainStage";
 import { describeRecipes, planRun, runPlan } from "./recipes";
@@ -85,8 +85,4 @@ async function main(): Promise<void> {
 }
 
 // Only on the main thread: the demonstration workers run this module too (in a bundle).
-if (isMainThread)
-  main().catch((e: Error) => {
-    console.error(`pretrain: ${e.message}`);
-    process.exit(2);
-  });
+if (isMainThread) main().catch(exitOnError("pretrain"));

@@ -23,7 +23,7 @@ import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer } from "../rl/trainer";
-import { chosenDecoding, num, parseCli } from "./args";
+import { chosenDecoding, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
   const summary = {
     algo: trainer.algorithm.name,
     iterations: trainer.iteration,
-    seed: num("seed", v.seed),
+    seed: trainer.options.seed,
     eval_split: evalSplit,
     baseline_dev_tgc: baseline?.tgc ?? null,
     final_dev_tgc: final?.tgc ?? null,
@@ -253,8 +253,4 @@ async function main(): Promise<void> {
   model.dispose();
 }
 
-main().catch((e: Error) => {
-  // A bad flag or file is a message; a failure inside tfjs (e.g. wasm's heap) keeps its stack.
-  console.error(e instanceof WebAssembly.RuntimeError ? e.stack : `train: ${e.message}`);
-  process.exit(2);
-});
+main().catch(exitOnError("train"));
