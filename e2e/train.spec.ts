@@ -78,6 +78,10 @@ test("step runs exactly one iteration; a rollout's turns step with the arrow key
   await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
   await page.waitForTimeout(1500);
   expect(await iteration(page)).toBe(1);
+  // The rollouts as they were played: 2 tasks x 2 episodes, each with its latest action.
+  await expect(page.getByTestId("live-progress")).toContainText("4/4 episodes finished");
+  await expect(page.getByTestId("live-episode")).toHaveCount(4);
+  await expect(page.getByTestId("live-episode").first()).toContainText(/turn [12]/);
   const group = page.getByTestId("rollout-group");
   await expect(group.getByTestId("rollout-card")).toHaveCount(2);
   await expect(page.getByTestId("group-formula")).toContainText("Leave-one-out");

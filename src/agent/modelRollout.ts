@@ -30,6 +30,27 @@ export interface RolloutOptions {
   concurrency?: number;
   /** Constrain every action to the action grammar (see ActionGrammar); default: free text. */
   grammar?: ActionGrammar;
+  /** Called after every round of decoding (each live episode took one turn): live progress. */
+  onRound?: (progress: RolloutProgress) => void;
+}
+
+/** Where the rollouts stand after a round of decoding. */
+export interface RolloutProgress {
+  /** Episodes finished so far, of `total`. */
+  finished: number;
+  total: number;
+  /** Action tokens sampled so far, over every episode. */
+  tokens: number;
+  /** The episodes that took a turn this round: index into the task ids, turn (1-based), action. */
+  stepped: SteppedEpisode[];
+}
+
+export interface SteppedEpisode {
+  index: number;
+  taskId: string;
+  turn: number;
+  action: string;
+  done: boolean;
 }
 
 /** One rollout, with everything the trainer needs: the exact sampled ids and their log-probs. */
@@ -114,8 +135,18 @@ export async function rollout(
   const rng = Rng.derive(opts.seed, "sampling");
   const concurrency = opts.concurrency ?? 64;
   const out: Trajectory[] = [];
-  for (let i = 0; i < taskIds.length; i += concurrency)
-    out.push(...(await rolloutWave(model, tok, taskIds.slice(i, i + concurrency), opts, rng)));
+  const counts = { finished: 0, tokens: 0 };
+  for (let i = 0; i < taskIds.length; i += concurrency) {
+    const wave = taskIds.slice(i, i + concurrency);
+    const onRound = opts.onRound;
+    const report = onRound
+      ? (stepped: SteppedEpisode[]) => {
+          for (const e of stepped) e.index += i;
+          onRound({ ...counts, total: taskIds.length, stepped });
+        }
+      : undefined;
+    out.push(...(await rolloutWave(model, tok, wave, opts, rng, counts, report)));
+  }
   return out;
 }
 
@@ -125,6 +156,8 @@ async function rolloutWave(
   taskIds: readonly string[],
   opts: RolloutOptions,
   rng: Rng,
+  counts: { finished: number; tokens: number },
+  report?: (stepped: SteppedEpisode[]) => void,
 ): Promise<Trajectory[]> {
   const maxTokens = opts.maxActionTokens ?? MAX_ACTION_TOKENS;
   const budget = contextBudget(model.config.context);
@@ -168,6 +201,7 @@ async function rolloutWave(
         return { cache: null, tokens: contextFor(traj.prompt, traj.turns, start, i) };
       });
       const sizes = rows.map((r) => ({ past: r.cache?.length ?? 0, fresh: r.tokens.length }));
+      const stepped: SteppedEpisode[] = [];
       for (const chunk of chunks(sizes, batchSize, model.config.nHeads)) {
         const gen = await extendAndGenerate(
           model,
@@ -195,12 +229,23 @@ async function rolloutWave(
           traj.logprobs.push(gen.logprobs[b] as number[]);
           traj.actions.push(text);
           traj.observations.push(observation);
+          counts.tokens += action.length;
           if (done) {
             disposeCache(l.cache);
             l.cache = null;
+            counts.finished += 1;
           }
+          if (report)
+            stepped.push({
+              index: live.indexOf(l),
+              taskId: traj.taskId,
+              turn: traj.turns.length,
+              action: text,
+              done,
+            });
         });
       }
+      report?.(stepped);
     }
   } finally {
     for (const l of live) disposeCache(l.cache);

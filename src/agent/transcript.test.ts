@@ -5,7 +5,7 @@ import { GPT } from "../model/gpt";
 import { scoreSequences } from "../model/score";
 import { Tokenizer } from "../model/tokenizer";
 import { collectDemonstrations, episodeCorpus } from "./demos";
-import { rollout } from "./modelRollout";
+import { type RolloutProgress, rollout } from "./modelRollout";
 import { contextBudget, contextStarts, segments } from "./transcript";
 
 beforeAll(async () => {
@@ -70,6 +70,7 @@ describe("sampling and scoring agree", () => {
       .slice(0, 3)
       .map((t) => t.id);
     const before = tf.memory().numTensors;
+    const rounds: RolloutProgress[] = [];
     const trajs = await rollout(model, tok, ids, {
       temperature: 1,
       seed: 1,
@@ -77,6 +78,22 @@ describe("sampling and scoring agree", () => {
       maxTurns: 5,
       maxActionTokens: 24,
       concurrency: 2,
+      onRound: (p) => rounds.push(structuredClone(p)),
+    });
+    // Live progress, across two waves: every turn reported once, in order, with its action.
+    expect(rounds.map((p) => p.total)).toEqual(rounds.map(() => 3));
+    expect(rounds.map((p) => p.finished)).toEqual(
+      rounds.map((p) => p.finished).sort((a, b) => a - b),
+    );
+    expect(rounds.at(-1)?.finished).toBe(3);
+    expect(rounds.at(-1)?.tokens).toBe(
+      trajs.flatMap((t) => t.turns).reduce((n, t) => n + t.action.length, 0),
+    );
+    trajs.forEach((t, i) => {
+      const mine = rounds.flatMap((p) => p.stepped).filter((e) => e.index === i);
+      expect(mine.map((e) => [e.taskId, e.turn, e.action, e.done])).toEqual(
+        t.actions.map((a, j) => [t.taskId, j + 1, a, j === 4]),
+      );
     });
     // Every episode's cache across turns is disposed when it ends.
     expect(tf.memory().numTensors).toBe(before);

@@ -142,8 +142,17 @@ async function main(): Promise<void> {
 
   const evals: EvalResult[] = [];
   let best = -1;
+  let lastProgress = 0;
   trainer.on((e) => {
-    if (e.type === "rollouts") {
+    if (e.type === "rollout-progress") {
+      // A line a minute while rollouts run (they take minutes on a CPU).
+      if (e.finished === e.total || e.seconds - lastProgress < 60) return;
+      lastProgress = e.seconds;
+      log(
+        `iter ${e.iteration}: rollouts ${e.finished}/${e.total} finished, ${e.tokens} tokens (${(e.tokens / e.seconds).toFixed(0)} tok/s)`,
+      );
+    } else if (e.type === "rollouts") {
+      lastProgress = 0;
       const r = e.trajectories.map((t) => t.evaluation.reward);
       log(
         `iter ${e.iteration}: ${r.length} rollouts, reward ${(r.reduce((a, x) => a + x, 0) / Math.max(r.length, 1)).toFixed(3)}; training`,

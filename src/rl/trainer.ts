@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { ActionGrammar, grammarMask } from "../agent/grammar";
-import { rollout, type Trajectory } from "../agent/modelRollout";
+import { type RolloutProgress, rollout, type Trajectory } from "../agent/modelRollout";
 import { listTasks, type Split } from "../env";
 import { Rng } from "../env/rng";
 import type { GPT } from "../model/gpt";
@@ -126,6 +126,8 @@ export interface IterationMetrics {
 
 export type TrainerEvent =
   | { type: "iteration-start"; iteration: number; tasks: string[] }
+  /** After each round of decoding: the rollouts so far, and the turn each stepped episode took. */
+  | ({ type: "rollout-progress"; iteration: number; seconds: number } & RolloutProgress)
   | {
       type: "rollouts";
       iteration: number;
@@ -342,6 +344,13 @@ export class Trainer {
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
       ...(this.actionGrammar ? { grammar: this.actionGrammar } : {}),
+      onRound: (p) =>
+        this.emit({
+          type: "rollout-progress",
+          iteration: it,
+          seconds: (performance.now() - t0) / 1000,
+          ...p,
+        }),
     });
     const rolloutSeconds = (performance.now() - t0) / 1000;
     const rewards = trajectories.map((t) => t.evaluation.reward);

@@ -186,6 +186,7 @@ export class TrainingHost implements TrainingApi {
     const tok = this.tokenizer as Tokenizer;
     switch (e.type) {
       case "iteration-start":
+      case "rollout-progress":
         this.emit(e);
         return;
       case "rollouts": {

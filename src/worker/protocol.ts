@@ -2,6 +2,7 @@
  * The typed layer between the page and the training worker: settings (and their URL form), the
  * events the worker streams, and the API it exposes through comlink. Plain data only.
  */
+import type { SteppedEpisode } from "../agent/modelRollout";
 import type { TestResult } from "../env";
 import type { BackendInfo, BackendName } from "../model/backend";
 import { ALGORITHM_NAMES } from "../rl/algorithms";
@@ -177,6 +178,16 @@ export type WorkerEvent =
   | { type: "status"; phase: Phase; message: string }
   | { type: "backend"; info: BackendInfo; params: number; preset: Preset }
   | { type: "iteration-start"; iteration: number; tasks: string[] }
+  /** After each round of decoding: episodes finished, tokens sampled, the turns just taken. */
+  | {
+      type: "rollout-progress";
+      iteration: number;
+      finished: number;
+      total: number;
+      tokens: number;
+      seconds: number;
+      stepped: SteppedEpisode[];
+    }
   | { type: "rollouts"; iteration: number; groups: GroupView[]; trajectories: TrajectoryView[] }
   | {
       type: "minibatch";

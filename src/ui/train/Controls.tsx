@@ -26,6 +26,7 @@ const NUMBER_FIELDS: {
 export function Controls() {
   const settings = useTrain((s) => s.settings);
   const phase = useTrain((s) => s.phase);
+  const live = useTrain((s) => s.live);
   const done = useTrain((s) => s.done);
   const started = useTrain((s) => s.started);
   const minibatch = useTrain((s) => s.minibatch);
@@ -94,7 +95,9 @@ export function Controls() {
               (running {started}
               {minibatch
                 ? `: minibatch ${minibatch.index + 1}/${minibatch.count}, epoch ${minibatch.epoch + 1}`
-                : ": rollouts"}
+                : live?.iteration === started
+                  ? `: rollouts ${live.finished}/${live.total}`
+                  : ": rollouts"}
               )
             </span>
           ) : null}

@@ -4,6 +4,7 @@ import { Charts } from "./Charts";
 import { Controls } from "./Controls";
 import { EpisodePlayer } from "./EpisodePlayer";
 import { Explainer } from "./Explainer";
+import { LiveRollouts } from "./LiveRollouts";
 import { RolloutGroup } from "./RolloutGroup";
 import { Runs } from "./Runs";
 import { training } from "./session";
@@ -40,6 +41,7 @@ export function TrainPanel() {
         <Charts />
         <Explainer />
       </div>
+      <LiveRollouts />
       <div className="grid">
         <RolloutGroup />
         <EpisodePlayer />

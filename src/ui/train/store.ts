@@ -15,6 +15,24 @@ import {
 } from "../../worker/protocol";
 import { RUN_FORMAT, type RunRecord } from "./runs";
 
+/** One episode of the rollouts in progress: its task, turns taken, latest action. */
+export interface LiveEpisode {
+  taskId: string;
+  turn: number;
+  action: string;
+  done: boolean;
+}
+
+/** The rollouts of the iteration in progress (or the last one), as they are sampled. */
+export interface LiveRollouts {
+  iteration: number;
+  finished: number;
+  total: number;
+  tokens: number;
+  seconds: number;
+  episodes: (LiveEpisode | undefined)[];
+}
+
 export type Colouring = "logprob" | "advantage" | "ratio" | "clipped" | "entropy";
 
 export interface TrainState {
@@ -27,6 +45,7 @@ export interface TrainState {
   started: number;
   done: number;
   minibatch: { index: number; count: number; epoch: number } | null;
+  live: LiveRollouts | null;
   metrics: IterationMetrics[];
   evals: { iteration: number; result: EvalResult }[];
   rolloutIteration: number;
@@ -73,6 +92,7 @@ export const useTrain = create<TrainState>((set) => ({
   started: 0,
   done: 0,
   minibatch: null,
+  live: null,
   metrics: [],
   evals: [],
   rolloutIteration: 0,
@@ -105,6 +125,29 @@ export const useTrain = create<TrainState>((set) => ({
             next.started = e.iteration;
             next.minibatch = null;
             break;
+          case "rollout-progress": {
+            const prev = next.live ?? s.live;
+            const episodes =
+              prev?.iteration === e.iteration
+                ? prev.episodes.slice()
+                : new Array<LiveEpisode | undefined>(e.total);
+            for (const x of e.stepped)
+              episodes[x.index] = {
+                taskId: x.taskId,
+                turn: x.turn,
+                action: x.action,
+                done: x.done,
+              };
+            next.live = {
+              iteration: e.iteration,
+              finished: e.finished,
+              total: e.total,
+              tokens: e.tokens,
+              seconds: e.seconds,
+              episodes,
+            };
+            break;
+          }
           case "rollouts":
             next.rolloutIteration = e.iteration;
             next.groups = e.groups;
@@ -148,6 +191,7 @@ export const useTrain = create<TrainState>((set) => ({
       started: 0,
       done: 0,
       minibatch: null,
+      live: null,
       group: 0,
       trajectory: 0,
       turn: 0,
