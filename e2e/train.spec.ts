@@ -108,13 +108,16 @@ test("settings survive a reload through the URL", async ({ page }) => {
   await page.goto(QUICK);
   await page.getByTestId("algo-select").selectOption("grpo");
   await page.getByTestId("seed-input").fill("7");
+  await page.getByTestId("pool-input").fill("3");
   await page.getByTestId("grammar-select").selectOption("off");
   await expect(page).toHaveURL(/algo=grpo/);
   await expect(page).toHaveURL(/seed=7/);
+  await expect(page).toHaveURL(/pool=3/);
   await expect(page).toHaveURL(/grammar=off/);
   await page.reload();
   await expect(page.getByTestId("algo-select")).toHaveValue("grpo");
   await expect(page.getByTestId("seed-input")).toHaveValue("7");
+  await expect(page.getByTestId("pool-input")).toHaveValue("3");
   await expect(page.getByTestId("grammar-select")).toHaveValue("off");
 });
 

@@ -6,6 +6,8 @@
  * --decoding grammar (or --grammar) trains a grammar-constrained policy (sampled and scored under
  * the action grammar); default: what the checkpoint's meta says (the shipped base: grammar). The
  * checkpoints it writes say the same.
+ * --pool N: train on only N train tasks (a seeded choice); with --pool equal to --tasks every
+ * iteration plays the same tasks, and their reward shows the policy learning them.
  * --micro-tokens N (default 2048, one full-context row): padded tokens per micro-batch (gradients
  * are summed over a minibatch's micro-batches); raise it only where memory allows (not on wasm,
  * whose 4 GB heap ran out at 4096).
@@ -33,6 +35,7 @@ const v = parseCli(
     iterations: { type: "string", default: "10" },
     seed: { type: "string", default: "0" },
     tasks: { type: "string", default: "40" },
+    pool: { type: "string", default: "0" },
     k: { type: "string", default: "6" },
     lr: { type: "string", default: "0.0003" },
     eps: { type: "string" },
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
     },
     seed: num("seed", v.seed),
     tasks: num("tasks", v.tasks),
+    pool: num("pool", v.pool, true, 0),
     k: num("k", v.k),
     lr: num("lr", v.lr, false),
     temperature: num("temperature", v.temperature, false),

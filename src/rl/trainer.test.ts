@@ -171,8 +171,16 @@ describe("trainer", () => {
     await t.iterate();
     await t.iterate();
     expect(tf.memory().numTensors).toBe(after1);
-    const types = events.map((e) => e.type);
+    const types = events.map((e) => e.type).filter((x) => x !== "rollout-progress");
     expect(types.slice(0, 2)).toEqual(["iteration-start", "rollouts"]);
+    // Live progress while the rollouts run: a round at a time, all 16 finished before they land.
+    const progress = events.slice(
+      0,
+      events.findIndex((e) => e.type === "rollouts"),
+    );
+    expect(progress.slice(1).every((e) => e.type === "rollout-progress")).toBe(true);
+    const last = progress.at(-1);
+    expect(last?.type === "rollout-progress" && [last.finished, last.total]).toEqual([16, 16]);
     expect(types).toContain("minibatch");
     expect(types.filter((x) => x === "iteration")).toHaveLength(3);
     expect(types.filter((x) => x === "eval")).toHaveLength(1);
@@ -191,6 +199,23 @@ describe("trainer", () => {
         expect(a).toBeCloseTo((g.rewards[j] as number) - (g.baselines[j] as number), 9);
       });
     }
+    t.dispose();
+    model.dispose();
+  });
+
+  it("a task pool: the same seeded tasks every iteration", async () => {
+    const { t, model, events } = trainer({ pool: 2, tasks: 2, k: 2 });
+    expect(t.trainTasks).toHaveLength(2);
+    expect(TASKS).toEqual(expect.arrayContaining(t.trainTasks));
+    await t.iterate();
+    await t.iterate();
+    const played = events.flatMap((e) =>
+      e.type === "iteration-start" ? [[...e.tasks].sort()] : [],
+    );
+    expect(played).toEqual([[...t.trainTasks].sort(), [...t.trainTasks].sort()]);
+    expect(
+      () => new Trainer(model, tok, { algo: "loop", seed: 0, tasks: 2, k: 2, lr: 1e-3, pool: -1 }),
+    ).toThrow(/pool/);
     t.dispose();
     model.dispose();
   });

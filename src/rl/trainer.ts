@@ -46,6 +46,11 @@ export interface TrainerOptions {
   temperature?: number;
   /** Task ids to train on (default: the train split's difficulty 1 and 2 tasks, as the paper). */
   trainTasks?: string[];
+  /**
+   * Train on only this many of them, a seeded choice (0 = all): with pool <= tasks every iteration
+   * plays the same tasks, so their reward shows the policy learning them.
+   */
+  pool?: number;
   /** Evaluate every N iterations (0 = never). */
   evalEvery?: number;
   evalSplit?: Split;
@@ -217,6 +222,7 @@ export class Trainer {
       abortLogRatio: options.abortLogRatio ?? 20,
       tokenStats: options.tokenStats ?? false,
       grammar: options.grammar ?? false,
+      pool: options.pool ?? 0,
     };
     this.actionGrammar = this.options.grammar ? new ActionGrammar(tokenizer) : null;
     if (!(Number.isInteger(options.k) && options.k >= 2))
@@ -224,11 +230,14 @@ export class Trainer {
     if (!(Number.isInteger(options.tasks) && options.tasks >= 1))
       throw new Error("tasks must be a positive integer");
     if (!(options.lr > 0)) throw new Error("lr must be positive");
-    this.trainTasks =
+    const all =
       options.trainTasks ??
       listTasks("train")
         .filter((t) => t.difficulty <= 2)
         .map((t) => t.id);
+    const pool = this.options.pool;
+    if (!(Number.isInteger(pool) && pool >= 0)) throw new Error("pool must be an integer >= 0");
+    this.trainTasks = pool > 0 ? Rng.derive(options.seed, "task pool").sample(all, pool) : all;
     if (this.trainTasks.length === 0) throw new Error("no training tasks");
     this.optimizer = new AdamW({
       lr: options.lr,

@@ -167,6 +167,7 @@ export class TrainingHost implements TrainingApi {
       overrides: { eps: settings.eps, epochs: settings.epochs },
       seed: settings.seed,
       tasks: settings.tasks,
+      pool: settings.pool,
       k: settings.k,
       lr: settings.lr,
       temperature: settings.temperature,

@@ -19,6 +19,8 @@ export interface Settings {
   k: number;
   /** Tasks per iteration. */
   tasks: number;
+  /** Train tasks to draw from (0 = all); with pool <= tasks, the same tasks every iteration. */
+  pool: number;
   lr: number;
   eps: number;
   epochs: number;
@@ -45,6 +47,7 @@ export const DEFAULT_SETTINGS: Settings = {
   algo: "loop",
   k: 4,
   tasks: 8,
+  pool: 0,
   lr: 0.001,
   eps: 0.1,
   epochs: 2,
@@ -71,6 +74,7 @@ export const SETTING_RULES: Record<keyof Settings, Rule> = {
   algo: { kind: "enum", values: ALGORITHM_NAMES },
   k: { kind: "int", min: 2, max: 16 },
   tasks: { kind: "int", min: 1, max: 84 },
+  pool: { kind: "int", min: 0, max: 84 },
   lr: { kind: "num", min: 1e-7, max: 0.1 },
   eps: { kind: "num", min: 0.001, max: 0.99 },
   epochs: { kind: "int", min: 1, max: 8 },

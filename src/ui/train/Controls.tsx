@@ -13,6 +13,7 @@ const NUMBER_FIELDS: {
 }[] = [
   { key: "k", label: "K (rollouts per task)", testid: "k-input" },
   { key: "tasks", label: "tasks / iteration", testid: "tasks-input" },
+  { key: "pool", label: "task pool (0 = all)", testid: "pool-input" },
   { key: "lr", label: "learning rate", testid: "lr-input", live: true, step: "any" },
   { key: "eps", label: "clip ε", testid: "eps-input", step: "any" },
   { key: "epochs", label: "epochs", testid: "epochs-input" },
