@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { ParsedCheckpoint } from "../model/checkpoint";
 import { chosenDecoding, num, usageOf } from "./args";
@@ -9,6 +13,16 @@ describe("CLI usage", () => {
     expect(usage).toContain("npm run eval -- --checkpoint DIR");
     expect(usage).not.toMatch(/^\s*\*/m);
     expect(usage).not.toContain("import");
+  });
+
+  it("in a bundle (no header comment, a library's comment first) says where the usage is", () => {
+    const dir = mkdtempSync(join(tmpdir(), "usage-"));
+    const file = join(dir, "eval.mjs");
+    writeFileSync(file, "/** @license some library */\nconst x = 1;\n");
+    expect(usageOf(pathToFileURL(file).href)).toBe(
+      "usage: see the header comment of src/cli/eval.ts (a bundle keeps no comments)",
+    );
+    rmSync(dir, { recursive: true });
   });
 });
 

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
@@ -11,15 +12,24 @@ import {
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
-/** A CLI's usage: the header comment of its source file, without the comment markers. */
+/**
+ * A CLI's usage: the header comment of its source file (the first one that shows `npm run`),
+ * without the comment markers. A bundle (scripts/gpu/pack.sh) has lost it: then say where it is.
+ */
 export function usageOf(moduleUrl: string): string {
-  const source = readFileSync(fileURLToPath(moduleUrl), "utf8");
-  const header = /\/\*\*([\s\S]*?)\*\//.exec(source)?.[1] ?? "";
-  return header
-    .split("\n")
-    .map((line) => line.replace(/^\s*\* ?/, ""))
-    .join("\n")
-    .trim();
+  const path = fileURLToPath(moduleUrl);
+  const source = readFileSync(path, "utf8");
+  for (const m of source.matchAll(/\/\*\*([\s\S]*?)\*\//g)) {
+    const header = m[1] as string;
+    if (header.includes("npm run"))
+      return header
+        .split("\n")
+        .map((line) => line.replace(/^\s*\* ?/, ""))
+        .join("\n")
+        .trim();
+  }
+  const name = basename(path).replace(/\.[cm]?[jt]s$/, "");
+  return `usage: see the header comment of src/cli/${name}.ts (a bundle keeps no comments)`;
 }
 
 /**
