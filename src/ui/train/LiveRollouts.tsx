@@ -29,14 +29,14 @@ export function LiveRollouts() {
       <progress max={live.total} value={live.finished} />
       <div className="live-list">
         {live.episodes
-          .flatMap((e, i) => (e ? [{ ...e, i }] : []))
+          .filter((e) => e !== undefined)
           .map((e) => (
             <div
-              key={e.i}
+              key={e.index}
               className={`live-row ${e.done ? "finished" : ""}`}
               data-testid="live-episode"
             >
-              <span className="muted">#{e.i}</span>
+              <span className="muted">#{e.index}</span>
               <span>{e.taskId}</span>
               <span className="muted">
                 turn {e.turn}

@@ -1,5 +1,6 @@
 /** The page's training state (zustand): fed by batches of worker events, read by the views. */
 import { create } from "zustand";
+import type { SteppedEpisode } from "../../agent/modelRollout";
 import type { BackendInfo } from "../../model/backend";
 import type { EvalResult } from "../../rl/evaluate";
 import type { TurnTokenStats } from "../../rl/tokenStats";
@@ -15,14 +16,6 @@ import {
 } from "../../worker/protocol";
 import { RUN_FORMAT, type RunRecord } from "./runs";
 
-/** One episode of the rollouts in progress: its task, turns taken, latest action. */
-export interface LiveEpisode {
-  taskId: string;
-  turn: number;
-  action: string;
-  done: boolean;
-}
-
 /** The rollouts of the iteration in progress (or the last one), as they are sampled. */
 export interface LiveRollouts {
   iteration: number;
@@ -30,7 +23,8 @@ export interface LiveRollouts {
   total: number;
   tokens: number;
   seconds: number;
-  episodes: (LiveEpisode | undefined)[];
+  /** Each episode's task, turns taken and latest action, by index (once it has taken a turn). */
+  episodes: (SteppedEpisode | undefined)[];
 }
 
 export type Colouring = "logprob" | "advantage" | "ratio" | "clipped" | "entropy";
@@ -130,14 +124,8 @@ export const useTrain = create<TrainState>((set) => ({
             const episodes =
               prev?.iteration === e.iteration
                 ? prev.episodes.slice()
-                : new Array<LiveEpisode | undefined>(e.total);
-            for (const x of e.stepped)
-              episodes[x.index] = {
-                taskId: x.taskId,
-                turn: x.turn,
-                action: x.action,
-                done: x.done,
-              };
+                : new Array<SteppedEpisode | undefined>(e.total);
+            for (const x of e.stepped) episodes[x.index] = x;
             next.live = {
               iteration: e.iteration,
               finished: e.finished,
