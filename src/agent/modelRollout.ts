@@ -109,6 +109,8 @@ export function chunks(sizes: readonly RowSize[], maxRows: number, heads: number
 }
 
 interface Live {
+  /** Index in the wave. */
+  index: number;
   episode: Episode;
   traj: Omit<Trajectory, "evaluation">;
   /** KV cache of the prompt + turns [cacheStart, cachedTurns) (null = none yet). */
@@ -136,14 +138,17 @@ export async function rollout(
   const concurrency = opts.concurrency ?? 64;
   const out: Trajectory[] = [];
   const counts = { finished: 0, tokens: 0 };
+  const onRound = opts.onRound;
   for (let i = 0; i < taskIds.length; i += concurrency) {
     const wave = taskIds.slice(i, i + concurrency);
-    const onRound = opts.onRound;
+    // A wave's episodes are numbered from 0: their index in taskIds is i more.
     const report = onRound
-      ? (stepped: SteppedEpisode[]) => {
-          for (const e of stepped) e.index += i;
-          onRound({ ...counts, total: taskIds.length, stepped });
-        }
+      ? (stepped: SteppedEpisode[]) =>
+          onRound({
+            ...counts,
+            total: taskIds.length,
+            stepped: stepped.map((e) => ({ ...e, index: e.index + i })),
+          })
       : undefined;
     out.push(...(await rolloutWave(model, tok, wave, opts, rng, counts, report)));
   }
@@ -162,12 +167,13 @@ async function rolloutWave(
   const maxTokens = opts.maxActionTokens ?? MAX_ACTION_TOKENS;
   const budget = contextBudget(model.config.context);
   const batchSize = opts.batchSize ?? 16;
-  const live: Live[] = taskIds.map((id) => {
+  const live: Live[] = taskIds.map((id, index) => {
     const episode = createEpisode(id, {
       mode: opts.mode,
       ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
     });
     return {
+      index,
       episode,
       traj: {
         taskId: id,
@@ -237,7 +243,7 @@ async function rolloutWave(
           }
           if (report)
             stepped.push({
-              index: live.indexOf(l),
+              index: l.index,
               taskId: traj.taskId,
               turn: traj.turns.length,
               action: text,
