@@ -2,13 +2,12 @@
  * The typed layer between the page and the training worker: settings (and their URL form), the
  * events the worker streams, and the API it exposes through comlink. Plain data only.
  */
-import type { SteppedEpisode } from "../agent/modelRollout";
 import type { TestResult } from "../env";
 import type { BackendInfo, BackendName } from "../model/backend";
 import { ALGORITHM_NAMES } from "../rl/algorithms";
 import type { EvalResult } from "../rl/evaluate";
 import type { TurnTokenStats } from "../rl/tokenStats";
-import type { IterationMetrics } from "../rl/trainer";
+import type { IterationMetrics, TrainerEvent } from "../rl/trainer";
 
 export type Preset = "base" | "tiny";
 export type Speed = "fast" | "normal" | "slow";
@@ -183,15 +182,7 @@ export type WorkerEvent =
   | { type: "backend"; info: BackendInfo; params: number; preset: Preset }
   | { type: "iteration-start"; iteration: number; tasks: string[] }
   /** After each round of decoding: episodes finished, tokens sampled, the turns just taken. */
-  | {
-      type: "rollout-progress";
-      iteration: number;
-      finished: number;
-      total: number;
-      tokens: number;
-      seconds: number;
-      stepped: SteppedEpisode[];
-    }
+  | Extract<TrainerEvent, { type: "rollout-progress" }>
   | { type: "rollouts"; iteration: number; groups: GroupView[]; trajectories: TrajectoryView[] }
   | {
       type: "minibatch";
