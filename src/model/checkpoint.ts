@@ -142,8 +142,9 @@ export function blobChecksum(blob: Uint8Array): string {
 
 // ---------------------------------------------------------------------------------------------
 // Float32 <-> bytes (little-endian; a byte copy on little-endian hosts keeps every bit, NaNs too)
+// (also used by the trainer state, src/rl/trainerState.ts)
 
-function writeFloats(values: Float32Array, out: Uint8Array, offset: number): void {
+export function writeFloats(values: Float32Array, out: Uint8Array, offset: number): void {
   if (LITTLE_ENDIAN) {
     out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), offset);
     return;
@@ -152,7 +153,7 @@ function writeFloats(values: Float32Array, out: Uint8Array, offset: number): voi
   for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i] as number, true);
 }
 
-function readFloats(blob: Uint8Array, offset: number, byteLength: number): Float32Array {
+export function readFloats(blob: Uint8Array, offset: number, byteLength: number): Float32Array {
   if (LITTLE_ENDIAN) return new Float32Array(blob.slice(offset, offset + byteLength).buffer);
   const out = new Float32Array(byteLength / 4);
   const view = new DataView(blob.buffer, blob.byteOffset + offset, byteLength);

@@ -11,6 +11,14 @@ export interface AdamWOptions {
   clipNorm?: number;
 }
 
+type NamedTensor = { name: string; tensor: tf.Tensor };
+
+/** Adam's step count and the moments of each variable that has them (by index into the step's variables). */
+export interface OptimizerState {
+  step: number;
+  moments: { index: number; m: Float32Array; v: Float32Array }[];
+}
+
 export interface StepReport {
   /** Global gradient norm before clipping. */
   gradNorm: number;
@@ -97,6 +105,90 @@ export class AdamW {
     }
     tf.dispose(Object.values(grads));
     return { gradNorm, applied };
+  }
+
+  /**
+   * Adam's step count and moments, by index into `vars` (the list every step is given): what a run
+   * needs to continue exactly. tfjs keeps the moments by position in the gradients, which follow
+   * `vars` (less any without a gradient), so they are named back to their variables here.
+   */
+  async exportState(vars: tf.Variable[]): Promise<OptimizerState> {
+    const weights = await this.adam.getWeights();
+    const [iter, ...acc] = weights;
+    const step = (await (iter as NamedTensor).tensor.data())[0] as number;
+    (iter as NamedTensor).tensor.dispose();
+    const half = acc.length / 2;
+    const index = new Map(vars.map((v, i) => [`${v.name}/m`, i]));
+    const moments: OptimizerState["moments"] = [];
+    for (let j = 0; j < half; j++) {
+      const m = acc[j] as NamedTensor;
+      const v = acc[half + j] as NamedTensor;
+      const i = index.get(m.name);
+      if (i === undefined) throw new Error(`optimizer moment ${m.name} is of no given variable`);
+      moments.push({
+        index: i,
+        m: (await m.tensor.data()) as Float32Array,
+        v: (await v.tensor.data()) as Float32Array,
+      });
+    }
+    return { step, moments };
+  }
+
+  /**
+   * Restores a state from exportState for the same `vars`; checked whole (indices and sizes)
+   * before anything changes.
+   */
+  async importState(vars: tf.Variable[], state: OptimizerState): Promise<void> {
+    const sorted = [...state.moments].sort((a, b) => a.index - b.index);
+    for (const [j, x] of sorted.entries()) {
+      const v = vars[x.index];
+      if (!v) throw new Error(`optimizer moment ${x.index}: there are ${vars.length} variables`);
+      if (j > 0 && sorted[j - 1]?.index === x.index)
+        throw new Error(`optimizer moment ${x.index} given twice`);
+      if (x.m.length !== v.size || x.v.length !== v.size)
+        throw new Error(
+          `optimizer moments of ${v.name}: ${x.m.length} and ${x.v.length} values for shape [${v.shape}]`,
+        );
+    }
+    if (!(Number.isInteger(state.step) && state.step >= 0))
+      throw new Error(`optimizer step must be a non-negative integer, got ${state.step}`);
+    const old = await this.adam.getWeights();
+    tf.dispose(old.map((w) => w.tensor));
+    // tfjs keeps moments by position in each step's gradient map, and a map keyed by variable
+    // names lists integer-like names (unnamed variables: "12") first, whatever the order of `vars`.
+    const position = new Map(
+      Object.keys(Object.fromEntries(vars.map((v) => [v.name, 0]))).map((name, i) => [name, i]),
+    );
+    const ordered = [...sorted].sort(
+      (a, b) =>
+        (position.get((vars[a.index] as tf.Variable).name) as number) -
+        (position.get((vars[b.index] as tf.Variable).name) as number),
+    );
+    const named = (suffix: string, pick: (x: (typeof sorted)[number]) => Float32Array) =>
+      ordered.map((x) => {
+        const v = vars[x.index] as tf.Variable;
+        return { name: `${v.name}/${suffix}`, tensor: tf.tensor(pick(x), v.shape) };
+      });
+    const fresh = [
+      { name: "iter", tensor: tf.scalar(state.step, "int32") },
+      ...named("m", (x) => x.m),
+      ...named("v", (x) => x.v),
+    ];
+    await this.adam.setWeights(fresh);
+    // Adam's bias corrections, beta^(t+1), as the steps themselves make them (one float32 product
+    // a step), not setWeights' pow: a continued run then equals an uninterrupted one bit for bit.
+    const acc = this.adam as unknown as { accBeta1: tf.Variable; accBeta2: tf.Variable };
+    tf.tidy(() => {
+      let b1: tf.Tensor = tf.scalar(this.options.beta1);
+      let b2: tf.Tensor = tf.scalar(this.options.beta2);
+      for (let t = 0; t < state.step; t++) {
+        b1 = tf.mul(b1, this.options.beta1);
+        b2 = tf.mul(b2, this.options.beta2);
+      }
+      acc.accBeta1.assign(b1);
+      acc.accBeta2.assign(b2);
+    });
+    tf.dispose(fresh.map((w) => w.tensor));
   }
 
   dispose(): void {

@@ -13,6 +13,7 @@ import { trajectoryRows } from "./rows";
 import { sft } from "./sft";
 import { trajectoryTokenStats } from "./tokenStats";
 import { Trainer, type TrainerEvent, type TrainerOptions } from "./trainer";
+import { decodeTrainerState, encodeTrainerState, type TrainerState } from "./trainerState";
 
 // A tiny policy, cloned briefly on the first and the last action of a few demonstrations (so that
 // it sometimes finishes a task within a two-turn budget, and sometimes not: a reward to learn).
@@ -242,6 +243,107 @@ describe("trainer", () => {
       expect(m.skippedSteps).toBe(0);
       t.dispose();
       model.dispose();
+    }
+  }, 300_000);
+
+  // Two iterations straight against one, a save through the bytes, and one more in a fresh trainer
+  // (bit for bit):
+  // PPO carries AdamW's moments and a critic, GRPO a reference model (the run's start policy);
+  // 2 of 4 tasks an iteration, so the walk through the pool is carried too.
+  it.each(["ppo", "grpo"])(
+    "%s resumes exactly where it stopped (weights, optimizer, critic, reference, task walk)",
+    async (algo) => {
+      const opts = { algo, tasks: 2, k: 2 };
+      const straight = trainer(opts);
+      await straight.t.iterate();
+      const m2 = await straight.t.iterate();
+      const first = trainer(opts);
+      await first.t.iterate();
+      const { manifest, blob } = encodeTrainerState(await first.t.exportState());
+      const state = decodeTrainerState(JSON.parse(JSON.stringify(manifest)), blob);
+      expect(state.optimizerStep).toBeGreaterThan(0);
+      expect(state.taskOrder).toHaveLength(2);
+      const resumed = trainer({ ...opts, reference: start.clone() }, first.model.clone());
+      await resumed.t.importState(state);
+      expect(resumed.t.iteration).toBe(1);
+      const r2 = await resumed.t.iterate();
+      expect(r2.iteration).toBe(2);
+      expect(r2.meanReward).toBe(m2.meanReward);
+      expect(r2.policyLoss).toBe(m2.policyLoss);
+      const ws = straight.model.weights();
+      resumed.model.weights().forEach((w, i) => {
+        const a = w.variable.dataSync();
+        const b = (ws[i] as (typeof ws)[number]).variable.dataSync();
+        let d = 0;
+        for (let j = 0; j < a.length; j++)
+          d = Math.max(d, Math.abs((a[j] as number) - (b[j] as number)));
+        expect(d, w.name).toBe(0);
+      });
+      const after = await resumed.t.exportState();
+      const want = await straight.t.exportState();
+      expect(after.optimizerStep).toBe(want.optimizerStep);
+      expect(after.taskOrder).toEqual(want.taskOrder);
+      for (const x of [straight, first, resumed]) {
+        x.t.dispose();
+        x.model.dispose();
+      }
+    },
+    300_000,
+  );
+
+  it("a trainer state that does not fit is refused and changes nothing", async () => {
+    const src = trainer({ algo: "ppo", tasks: 2, k: 2 });
+    await src.t.iterate();
+    const good = await src.t.exportState();
+    const { t, model } = trainer({ algo: "ppo", tasks: 2, k: 2 });
+    const before = await t.exportState();
+    const numTensors = tf.memory().numTensors;
+    const bad: [string, TrainerState, RegExp][] = [
+      ["another algorithm", { ...good, algo: "loop" }, /ppo/],
+      ["another seed", { ...good, seed: 7 }, /seed 7/],
+      ["a task outside the pool", { ...good, taskOrder: ["nope.train.0"] }, /nope/],
+      [
+        "a misshapen moment",
+        {
+          ...good,
+          tensors: good.tensors.map((x) =>
+            x.name === "m/0" ? { ...x, shape: [1, x.data.length] } : x,
+          ),
+        },
+        /m\/0 has shape/,
+      ],
+      [
+        "a missing moment",
+        { ...good, tensors: good.tensors.filter((x) => x.name !== "v/1") },
+        /only one of its two moments/,
+      ],
+      [
+        "no critic",
+        { ...good, tensors: good.tensors.filter((x) => !x.name.startsWith("critic")) },
+        /critic/,
+      ],
+    ];
+    for (const [what, state, message] of bad)
+      await expect(t.importState(state), what).rejects.toThrow(message);
+    expect(tf.memory().numTensors).toBe(numTensors);
+    const after = await t.exportState();
+    expect(after.iteration).toBe(before.iteration);
+    expect(after.optimizerStep).toBe(before.optimizerStep);
+    expect(after.tensors.map((x) => Array.from(x.data))).toEqual(
+      before.tensors.map((x) => Array.from(x.data)),
+    );
+    // Bytes that do not match their manifest never reach a trainer.
+    const { manifest, blob } = encodeTrainerState(good);
+    const flipped = blob.slice();
+    flipped[0] = (flipped[0] as number) ^ 1;
+    expect(() => decodeTrainerState(manifest, flipped)).toThrow(/checksum mismatch/);
+    expect(() => decodeTrainerState({ ...manifest, format: "x" }, blob)).toThrow(/format/);
+    expect(() =>
+      decodeTrainerState({ ...manifest, tensors: manifest.tensors.slice(1) }, blob),
+    ).toThrow(/tile the blob/);
+    for (const x of [src, { t, model }]) {
+      x.t.dispose();
+      x.model.dispose();
     }
   }, 300_000);
 

@@ -4,7 +4,7 @@ import { type RolloutProgress, rollout, type Trajectory } from "../agent/modelRo
 import { listTasks, type Split } from "../env";
 import { Rng } from "../env/rng";
 import type { GPT } from "../model/gpt";
-import { AdamW } from "../model/optim";
+import { AdamW, type OptimizerState } from "../model/optim";
 import { tokenLogProbs, tokenLogProbsAndEntropy } from "../model/score";
 import type { Tokenizer } from "../model/tokenizer";
 import { ADVANTAGES, histogram, keepMask, leaveOneOut } from "./advantages";
@@ -29,6 +29,7 @@ import {
   trajectoryRows,
 } from "./rows";
 import { type TurnTokenStats, trajectoryTokenStats } from "./tokenStats";
+import { type StateTensor, type TrainerState, TrainerStateError } from "./trainerState";
 
 export interface TrainerOptions {
   algo: string;
@@ -74,6 +75,11 @@ export interface TrainerOptions {
    * (src/agent/grammar.ts), and scored under it (the same tokens masked), so ratios stay exact.
    */
   grammar?: boolean;
+  /**
+   * The frozen reference policy of an algorithm with a KL term (GRPO); default: a copy of `model`
+   * as given. A resumed run passes its original start policy. The trainer takes ownership.
+   */
+  reference?: GPT;
 }
 
 export interface RolloutGroup {
@@ -177,7 +183,7 @@ const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 
  */
 export class Trainer {
   readonly algorithm: Algorithm;
-  readonly options: Required<Omit<TrainerOptions, "overrides" | "trainTasks">>;
+  readonly options: Required<Omit<TrainerOptions, "overrides" | "trainTasks" | "reference">>;
   /** The action grammar of a grammar-constrained policy (options.grammar), else null. */
   readonly actionGrammar: ActionGrammar | null;
   readonly trainTasks: string[];
@@ -244,7 +250,8 @@ export class Trainer {
       weightDecay: this.options.weightDecay,
       clipNorm: this.options.clipNorm,
     });
-    this.reference = this.algorithm.klCoef > 0 ? model.clone() : null;
+    this.reference = this.algorithm.klCoef > 0 ? (options.reference ?? model.clone()) : null;
+    if (!this.reference) options.reference?.dispose();
     this.critic =
       this.algorithm.advantage === "critic"
         ? {
@@ -830,6 +837,88 @@ export class Trainer {
     }
     const r = await this.optimizer.apply(grads, vars);
     return { ...summary, gradNorm: r.gradNorm, applied: r.applied, aborted: false };
+  }
+
+  /**
+   * What this run needs besides the policy's weights to continue exactly where it is now (between
+   * iterations): see trainerState.ts.
+   */
+  async exportState(): Promise<TrainerState> {
+    const vars = this.variables();
+    const opt = await this.optimizer.exportState(vars);
+    const tensors: StateTensor[] = [];
+    for (const x of opt.moments) {
+      const shape = (vars[x.index] as tf.Variable).shape;
+      tensors.push({ name: `m/${x.index}`, shape, data: x.m });
+      tensors.push({ name: `v/${x.index}`, shape, data: x.v });
+    }
+    if (this.critic)
+      for (const [name, v] of [
+        ["critic/w", this.critic.w],
+        ["critic/b", this.critic.b],
+      ] as const)
+        tensors.push({ name, shape: v.shape, data: (await v.data()) as Float32Array });
+    return {
+      algo: this.algorithm.name,
+      seed: this.options.seed,
+      iteration: this.iteration,
+      taskOrder: [...this.taskOrder],
+      optimizerStep: opt.step,
+      tensors,
+    };
+  }
+
+  /**
+   * Continues from exportState of the same run (same algorithm, seed and model; the caller loads
+   * the weights saved with it). Everything is checked before anything changes; a state that does
+   * not fit is refused with a TrainerStateError naming what is wrong.
+   */
+  async importState(state: TrainerState): Promise<void> {
+    const fail = (msg: string): never => {
+      throw new TrainerStateError(`trainer state: ${msg}`);
+    };
+    if (state.algo !== this.algorithm.name)
+      fail(`it is a ${state.algo} run's, this trainer runs ${this.algorithm.name}`);
+    if (state.seed !== this.options.seed)
+      fail(`it is seed ${state.seed}'s, this trainer has seed ${this.options.seed}`);
+    const pool = new Set(this.trainTasks);
+    const stray = state.taskOrder.find((t) => !pool.has(t));
+    if (stray !== undefined) fail(`task ${stray} is not in this trainer's task pool`);
+    const vars = this.variables();
+    const byName = new Map(state.tensors.map((t) => [t.name, t]));
+    const moments: OptimizerState["moments"] = [];
+    for (const [i, v] of vars.entries()) {
+      const m = byName.get(`m/${i}`);
+      const s = byName.get(`v/${i}`);
+      if (!m && !s) continue;
+      if (!m || !s) return fail(`variable ${i} has only one of its two moments`);
+      for (const t of [m, s])
+        if (t.shape.join() !== v.shape.join())
+          fail(`${t.name} has shape [${t.shape}], variable ${i} has [${v.shape}]`);
+      moments.push({ index: i, m: m.data, v: s.data });
+    }
+    const known = new Set([
+      ...moments.flatMap((x) => [`m/${x.index}`, `v/${x.index}`]),
+      ...(this.critic ? ["critic/w", "critic/b"] : []),
+    ]);
+    const unknown = state.tensors.find((t) => !known.has(t.name));
+    if (unknown) fail(`${unknown.name} is of no variable of this trainer`);
+    const critic = this.critic
+      ? ([
+          [this.critic.w, byName.get("critic/w")],
+          [this.critic.b, byName.get("critic/b")],
+        ] as const)
+      : [];
+    for (const [v, t] of critic)
+      if (!t || t.shape.join() !== v.shape.join())
+        fail(`the critic's ${v.name} is missing or misshapen`);
+    await this.optimizer.importState(vars, { step: state.optimizerStep, moments });
+    tf.tidy(() => {
+      for (const [v, t] of critic) v.assign(tf.tensor((t as StateTensor).data, v.shape));
+    });
+    this.iteration = state.iteration;
+    this.taskOrder = [...state.taskOrder];
+    this.snapshot();
   }
 
   private snapshot(): void {
