@@ -14,19 +14,27 @@
  * Writes DIR/config.json, DIR/metrics.jsonl (one line per iteration), DIR/evals.jsonl,
  * DIR/trajectories.jsonl (a sample: the first group of every iteration), and checkpoints in
  * DIR/final, DIR/best (best dev TGC) and DIR/iter-N (--save-every). Same seed, same run.
+ * --resume DIR continues the run in DIR from its latest iter-N or final checkpoint, with its own
+ * settings (DIR/config.json), to --iterations in all (default: what it was asked for): the weights,
+ * AdamW's moments, the task walk and GRPO's reference (the run's start checkpoint) are restored, so
+ * it goes on exactly as if it had never stopped. Only --iterations, --save-every, --final-eval,
+ * --backend and --json may be given with it.
  */
 
 import { appendFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SPLITS, type Split } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
-import { Trainer } from "../rl/trainer";
+import { Trainer, type TrainerOptions } from "../rl/trainer";
+import type { TrainerState } from "../rl/trainerState";
+import { readTrainerStateDir, STATE_FILE, saveTrainerStateToDir } from "../rl/trainerStateFs";
 import { chosenDecoding, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
+import { parseRunConfig, type RunConfig } from "./runConfig";
 
 const v = parseCli(
   import.meta.url,
@@ -54,6 +62,7 @@ const v = parseCli(
     "final-eval": { type: "string", default: "" },
     checkpoint: { type: "string", default: "public/checkpoints/base" },
     out: { type: "string" },
+    resume: { type: "string" },
     backend: { type: "string", default: "wasm" },
     grammar: { type: "boolean", default: false },
     decoding: { type: "string" },
@@ -68,16 +77,92 @@ const v = parseCli(
 const optional = (name: string, value: string | undefined, integer = true) =>
   value === undefined ? undefined : num(name, value, integer);
 
+/** Whether a flag was given on the command line (not just defaulted). */
+const given = (name: string) =>
+  process.argv.slice(2).some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+
+const RESUME_FLAGS = ["resume", "iterations", "save-every", "final-eval", "backend", "json"];
+
+/** The run in dir to resume: its config, and its latest checkpoint that has a trainer state. */
+async function resumable(
+  dir: string,
+): Promise<{ run: RunConfig; from: string; state: TrainerState }> {
+  const configPath = join(dir, "config.json");
+  let text: string;
+  try {
+    text = await readFile(configPath, "utf8");
+  } catch {
+    throw new Error(`--resume: no ${configPath}: not a run directory of npm run train`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${configPath} is not valid JSON: ${(e as Error).message}`);
+  }
+  const run = parseRunConfig(json, configPath);
+  let latest: { from: string; iteration: number } | null = null;
+  for (const name of await readdir(dir)) {
+    if (!/^(iter-\d+|final)$/.test(name)) continue;
+    let iteration: unknown;
+    try {
+      iteration = JSON.parse(await readFile(join(dir, name, STATE_FILE), "utf8")).iteration;
+    } catch {
+      continue; // a checkpoint saved without a trainer state (before they existed)
+    }
+    if (typeof iteration === "number" && (!latest || iteration > latest.iteration))
+      latest = { from: join(dir, name), iteration };
+  }
+  if (!latest)
+    throw new Error(
+      `--resume: no checkpoint in ${dir} has a trainer state (${STATE_FILE}); runs save one with each iter-N (--save-every) and final`,
+    );
+  return { run, from: latest.from, state: await readTrainerStateDir(latest.from) };
+}
+
+/** The lines of a run's jsonl file up to an iteration (and no final evaluations). */
+async function linesUpTo(path: string, iteration: number): Promise<string> {
+  let text = "";
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    // not written yet
+  }
+  const keep = text
+    .split("\n")
+    .filter((line, i) => {
+      if (!line.trim()) return false;
+      let x: { iteration?: number; final?: boolean };
+      try {
+        x = JSON.parse(line);
+      } catch {
+        throw new Error(`${path}: line ${i + 1} is not JSON; fix or remove it to resume`);
+      }
+      return (x.iteration ?? 0) <= iteration && !x.final;
+    })
+    .map((line) => `${line}\n`)
+    .join("");
+  return keep;
+}
+
 async function main(): Promise<void> {
-  if (!ALGORITHM_NAMES.includes(v.algo as string))
+  const resume = v.resume
+    ? await (async () => {
+        const extra = Object.keys(v).filter((k) => given(k) && !RESUME_FLAGS.includes(k));
+        if (extra.length > 0)
+          throw new Error(
+            `--resume continues a run with its own settings; these cannot be given with it: ${extra.map((k) => `--${k}`).join(", ")}`,
+          );
+        return resumable(v.resume as string);
+      })()
+    : null;
+  if (!resume && !ALGORITHM_NAMES.includes(v.algo as string))
     throw new Error(`--algo must be one of ${ALGORITHM_NAMES.join(", ")}`);
-  if (!v.out) throw new Error("--out DIR is required");
-  const evalSplit = v["eval-split"] as Split;
-  if (!(SPLITS as readonly string[]).includes(evalSplit))
-    throw new Error(`--eval-split must be one of ${SPLITS.join(", ")}`);
+  if (!resume && !v.out) throw new Error("--out DIR is required");
   if (v.clip !== undefined && v.clip !== "paper" && v.clip !== "code")
     throw new Error("--clip must be paper or code");
-  const iterations = num("iterations", v.iterations);
+  const iterations =
+    resume && !given("iterations") ? resume.run.iterations : num("iterations", v.iterations);
   const saveEvery = num("save-every", v["save-every"]);
   const log = (msg: string) => {
     if (!v.json) console.log(msg);
@@ -91,56 +176,105 @@ async function main(): Promise<void> {
       return x as Split;
     });
   const backend = await selectCliBackend(v.backend as string);
-  const parsed = await readCheckpointDir(v.checkpoint as string);
-  const decoding = chosenDecoding(v, parsed);
+  const start = (resume?.run.checkpoint ?? v.checkpoint) as string;
+  const parsed = await readCheckpointDir(resume?.from ?? start);
   const { model, tokenizer } = modelFromCheckpoint(parsed);
-  const trainer = new Trainer(model, tokenizer, {
-    algo: v.algo as string,
-    overrides: {
-      eps: optional("eps", v.eps, false),
-      clip: v.clip as "paper" | "code" | undefined,
-      epochs: optional("epochs", v.epochs),
-      minibatch: optional("minibatch", v.minibatch),
-      klCoef: optional("kl-coef", v["kl-coef"], false),
-    },
-    seed: num("seed", v.seed),
-    tasks: num("tasks", v.tasks),
-    pool: num("pool", v.pool, true, 0),
-    k: num("k", v.k),
-    lr: num("lr", v.lr, false),
-    temperature: num("temperature", v.temperature, false),
-    evalEvery: num("eval-every", v["eval-every"]),
-    evalSplit,
-    evalLimit: num("eval-limit", v["eval-limit"]),
-    evalTemperature: num("eval-temperature", v["eval-temperature"], false),
-    maxTurns: num("max-turns", v["max-turns"]),
-    microTokens: num("micro-tokens", v["micro-tokens"], true, 1),
-    grammar: decoding === "grammar",
-  });
-  const out = v.out;
-  await mkdir(out, { recursive: true });
-  const config = {
-    ...trainer.options,
-    algorithm: trainer.algorithm,
-    iterations,
-    checkpoint: v.checkpoint,
-    backend: backend.name,
-    params: model.paramCount(),
-    trainTasks: trainer.trainTasks,
-    startedAt: new Date().toISOString(),
-  };
-  await writeFile(join(out, "config.json"), `${JSON.stringify(config, null, 2)}\n`);
-  for (const f of ["metrics.jsonl", "evals.jsonl", "trajectories.jsonl"])
-    await writeFile(join(out, f), "");
+  let options: TrainerOptions;
+  if (resume) {
+    const { run, state, from } = resume;
+    if (iterations <= state.iteration)
+      throw new Error(
+        `--resume: ${from} is at iteration ${state.iteration}; ask for more (--iterations N > ${state.iteration})`,
+      );
+    // GRPO's KL is to the policy the run started from, not to where it stopped.
+    const reference =
+      (run.options.overrides?.klCoef ?? 0) > 0
+        ? modelFromCheckpoint(await readCheckpointDir(run.checkpoint)).model
+        : undefined;
+    options = { ...run.options, ...(reference ? { reference } : {}) };
+  } else {
+    const evalSplit = v["eval-split"] as Split;
+    if (!(SPLITS as readonly string[]).includes(evalSplit))
+      throw new Error(`--eval-split must be one of ${SPLITS.join(", ")}`);
+    options = {
+      algo: v.algo as string,
+      overrides: {
+        eps: optional("eps", v.eps, false),
+        clip: v.clip as "paper" | "code" | undefined,
+        epochs: optional("epochs", v.epochs),
+        minibatch: optional("minibatch", v.minibatch),
+        klCoef: optional("kl-coef", v["kl-coef"], false),
+      },
+      seed: num("seed", v.seed),
+      tasks: num("tasks", v.tasks),
+      pool: num("pool", v.pool, true, 0),
+      k: num("k", v.k),
+      lr: num("lr", v.lr, false),
+      temperature: num("temperature", v.temperature, false),
+      evalEvery: num("eval-every", v["eval-every"]),
+      evalSplit,
+      evalLimit: num("eval-limit", v["eval-limit"]),
+      evalTemperature: num("eval-temperature", v["eval-temperature"], false),
+      maxTurns: num("max-turns", v["max-turns"]),
+      microTokens: num("micro-tokens", v["micro-tokens"], true, 1),
+      grammar: chosenDecoding(v, parsed) === "grammar",
+    };
+  }
+  const decoding = options.grammar ? "grammar" : "free";
+  const trainer = new Trainer(model, tokenizer, options);
+  const out = (resume ? v.resume : v.out) as string;
+  const evalSplit = trainer.options.evalSplit;
+  if (resume) {
+    if (trainer.trainTasks.join() !== resume.run.trainTasks.join())
+      throw new Error(
+        "--resume: this code draws other training tasks than the run did (has the world changed?)",
+      );
+    await trainer.importState(resume.state);
+    const files = ["metrics.jsonl", "evals.jsonl", "trajectories.jsonl"].map((f) => join(out, f));
+    const kept = await Promise.all(files.map((f) => linesUpTo(f, trainer.iteration)));
+    for (const [i, f] of files.entries()) await writeFile(f, kept[i] as string);
+    const config = JSON.parse(await readFile(join(out, "config.json"), "utf8"));
+    config.iterations = iterations;
+    config.resumed = [
+      ...(Array.isArray(config.resumed) ? config.resumed : []),
+      {
+        from: resume.from,
+        iteration: trainer.iteration,
+        backend: backend.name,
+        at: new Date().toISOString(),
+      },
+    ];
+    await writeFile(join(out, "config.json"), `${JSON.stringify(config, null, 2)}\n`);
+    log(
+      `resuming ${out} from ${resume.from} (iteration ${trainer.iteration}) to iteration ${iterations}`,
+    );
+  } else {
+    await mkdir(out, { recursive: true });
+    const config = {
+      ...trainer.options,
+      algorithm: trainer.algorithm,
+      iterations,
+      checkpoint: start,
+      backend: backend.name,
+      params: model.paramCount(),
+      trainTasks: trainer.trainTasks,
+      startedAt: new Date().toISOString(),
+    };
+    await writeFile(join(out, "config.json"), `${JSON.stringify(config, null, 2)}\n`);
+    for (const f of ["metrics.jsonl", "evals.jsonl", "trajectories.jsonl"])
+      await writeFile(join(out, f), "");
+  }
 
   const save = async (dir: string) => {
     const { manifest, blob } = await saveCheckpoint(model, tokenizer, {
       createdAt: new Date().toISOString(),
       step: trainer.iteration,
-      notes: `${trainer.algorithm.label} from ${v.checkpoint}, seed ${v.seed}, iteration ${trainer.iteration}`,
+      notes: `${trainer.algorithm.label} from ${start}, seed ${trainer.options.seed}, iteration ${trainer.iteration}`,
       decoding,
     });
     await saveCheckpointToDir(join(out, dir), manifest, blob);
+    // What --resume needs besides the weights (not for best: it is a snapshot, not a place to go on from).
+    if (dir !== "best") await saveTrainerStateToDir(join(out, dir), await trainer.exportState());
     trainer.checkpointSaved(join(out, dir));
   };
 
@@ -200,9 +334,21 @@ async function main(): Promise<void> {
   });
 
   const evalEvery = trainer.options.evalEvery;
-  const baseline = evalEvery > 0 ? await trainer.evaluate() : null;
-  if (baseline) best = baseline.tgc;
-  for (let i = 0; i < iterations; i++) {
+  let baseline: EvalResult | null = null;
+  if (resume) {
+    // The evaluations so far: the baseline (iteration 0) and the best dev TGC of the run.
+    const lines = (await readFile(join(out, "evals.jsonl"), "utf8")).split("\n").filter(Boolean);
+    for (const line of lines) {
+      const e = JSON.parse(line) as EvalResult & { iteration: number };
+      if (e.iteration === 0) baseline = e;
+      else evals.push(e);
+      best = Math.max(best, e.tgc);
+    }
+  } else if (evalEvery > 0) {
+    baseline = await trainer.evaluate();
+    best = baseline.tgc;
+  }
+  while (trainer.iteration < iterations) {
     await trainer.iterate();
     const last = evals.at(-1);
     if (evalEvery > 0 && trainer.iteration % evalEvery === 0 && last && last.tgc > best) {

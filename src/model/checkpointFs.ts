@@ -19,7 +19,7 @@ function isMissing(e: unknown): boolean {
 }
 
 /** Writes a file through a temporary name, so a reader never sees half of it. */
-async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
   await writeFile(tmp, data);
   await rename(tmp, path);
