@@ -22,7 +22,7 @@
  */
 
 import { appendFileSync } from "node:fs";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SPLITS, type Split } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
@@ -30,11 +30,10 @@ import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer, type TrainerOptions } from "../rl/trainer";
-import type { TrainerState } from "../rl/trainerState";
-import { readTrainerStateDir, STATE_FILE, saveTrainerStateToDir } from "../rl/trainerStateFs";
+import { saveTrainerStateToDir } from "../rl/trainerStateFs";
 import { chosenDecoding, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
-import { parseRunConfig, type RunConfig } from "./runConfig";
+import { linesUpTo, resumable } from "./runDir";
 
 const v = parseCli(
   import.meta.url,
@@ -82,68 +81,6 @@ const given = (name: string) =>
   process.argv.slice(2).some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
 
 const RESUME_FLAGS = ["resume", "iterations", "save-every", "final-eval", "backend", "json"];
-
-/** The run in dir to resume: its config, and its latest checkpoint that has a trainer state. */
-async function resumable(
-  dir: string,
-): Promise<{ run: RunConfig; from: string; state: TrainerState }> {
-  const configPath = join(dir, "config.json");
-  let text: string;
-  try {
-    text = await readFile(configPath, "utf8");
-  } catch {
-    throw new Error(`--resume: no ${configPath}: not a run directory of npm run train`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${configPath} is not valid JSON: ${(e as Error).message}`);
-  }
-  const run = parseRunConfig(json, configPath);
-  let latest: { from: string; iteration: number } | null = null;
-  for (const name of await readdir(dir)) {
-    if (!/^(iter-\d+|final)$/.test(name)) continue;
-    let iteration: unknown;
-    try {
-      iteration = JSON.parse(await readFile(join(dir, name, STATE_FILE), "utf8")).iteration;
-    } catch {
-      continue; // a checkpoint saved without a trainer state (before they existed)
-    }
-    if (typeof iteration === "number" && (!latest || iteration > latest.iteration))
-      latest = { from: join(dir, name), iteration };
-  }
-  if (!latest)
-    throw new Error(
-      `--resume: no checkpoint in ${dir} has a trainer state (${STATE_FILE}); runs save one with each iter-N (--save-every) and final`,
-    );
-  return { run, from: latest.from, state: await readTrainerStateDir(latest.from) };
-}
-
-/** The lines of a run's jsonl file up to an iteration (and no final evaluations). */
-async function linesUpTo(path: string, iteration: number): Promise<string> {
-  let text = "";
-  try {
-    text = await readFile(path, "utf8");
-  } catch {
-    // not written yet
-  }
-  const keep = text
-    .split("\n")
-    .filter((line, i) => {
-      if (!line.trim()) return false;
-      let x: { iteration?: number; final?: boolean };
-      try {
-        x = JSON.parse(line);
-      } catch {
-        throw new Error(`${path}: line ${i + 1} is not JSON; fix or remove it to resume`);
-      }
-      return (x.iteration ?? 0) <= iteration && !x.final;
-    })
-    .map((line) => `${line}\n`)
-    .join("");
-  return keep;
-}
 
 async function main(): Promise<void> {
   const resume = v.resume

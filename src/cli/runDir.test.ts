@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { getAlgorithm } from "../rl/algorithms";
-import { parseRunConfig } from "./runConfig";
+import { parseRunConfig } from "./runDir";
 
 // A config.json as `npm run train` writes it (trainer.options, the algorithm, the run's fields).
 const config = {

@@ -1,9 +1,14 @@
 /**
- * A run's config.json (written by `npm run train`), read back to resume the run: every field the
- * trainer needs is checked, and a file that is not such a config is refused naming the field.
+ * A run directory of `npm run train`, read back to resume the run: its config.json (every field the
+ * trainer needs is checked, and a file that is not such a config is refused naming the field), its
+ * latest checkpoint with a trainer state, and its jsonl logs up to that checkpoint. Node only.
  */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { SPLITS, type Split } from "../env";
 import type { TrainerOptions } from "../rl/trainer";
+import type { TrainerState } from "../rl/trainerState";
+import { readTrainerStateDir, STATE_FILE } from "../rl/trainerStateFs";
 
 export interface RunConfig {
   options: TrainerOptions;
@@ -78,4 +83,66 @@ export function parseRunConfig(json: unknown, where: string): RunConfig {
     checkpoint: string("checkpoint"),
     trainTasks: trainTasks as string[],
   };
+}
+
+/** The run in dir to resume: its config, and its latest checkpoint that has a trainer state. */
+export async function resumable(
+  dir: string,
+): Promise<{ run: RunConfig; from: string; state: TrainerState }> {
+  const configPath = join(dir, "config.json");
+  let text: string;
+  try {
+    text = await readFile(configPath, "utf8");
+  } catch {
+    throw new Error(`--resume: no ${configPath}: not a run directory of npm run train`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${configPath} is not valid JSON: ${(e as Error).message}`);
+  }
+  const run = parseRunConfig(json, configPath);
+  let latest: { from: string; iteration: number } | null = null;
+  for (const name of await readdir(dir)) {
+    if (!/^(iter-\d+|final)$/.test(name)) continue;
+    let iteration: unknown;
+    try {
+      iteration = JSON.parse(await readFile(join(dir, name, STATE_FILE), "utf8")).iteration;
+    } catch {
+      continue; // a checkpoint saved without a trainer state (before they existed)
+    }
+    if (typeof iteration === "number" && (!latest || iteration > latest.iteration))
+      latest = { from: join(dir, name), iteration };
+  }
+  if (!latest)
+    throw new Error(
+      `--resume: no checkpoint in ${dir} has a trainer state (${STATE_FILE}); runs save one with each iter-N (--save-every) and final`,
+    );
+  return { run, from: latest.from, state: await readTrainerStateDir(latest.from) };
+}
+
+/** The lines of a run's jsonl file up to an iteration (and no final evaluations). */
+export async function linesUpTo(path: string, iteration: number): Promise<string> {
+  let text = "";
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    // not written yet
+  }
+  const keep = text
+    .split("\n")
+    .filter((line, i) => {
+      if (!line.trim()) return false;
+      let x: { iteration?: number; final?: boolean };
+      try {
+        x = JSON.parse(line);
+      } catch {
+        throw new Error(`${path}: line ${i + 1} is not JSON; fix or remove it to resume`);
+      }
+      return (x.iteration ?? 0) <= iteration && !x.final;
+    })
+    .map((line) => `${line}\n`)
+    .join("");
+  return keep;
 }
