@@ -47,6 +47,10 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
   await page.goto(QUICK);
   await ready(page);
   await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "wasm");
+  // An empty chart says what will fill it.
+  await expect(page.getByTestId("chart-eval")).toContainText(
+    "evaluated after every iteration, on the first 2 dev tasks",
+  );
   await page.evaluate(() => {
     const w = window as unknown as { longTasks: number[] };
     w.longTasks = [];
@@ -59,6 +63,7 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
   await page.getByTestId("train-pause").click();
   await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-points", /^[2-9]|\d\d/);
   await expect(page.getByTestId("chart-eval")).toHaveAttribute("data-points", /^[1-9]/);
+  await expect(page.getByTestId("chart-eval")).not.toContainText("dev tasks");
   await expect(page.getByTestId("advantage-histogram")).toBeVisible();
   const longest = await page.evaluate(() =>
     Math.max(0, ...(window as unknown as { longTasks: number[] }).longTasks),

@@ -17,6 +17,8 @@ export function Chart(props: {
   ys: (number | null)[][];
   height?: number;
   yRange?: [number, number];
+  /** Said under the chart while it has no points (what will fill it, and when). */
+  empty?: string;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -72,7 +74,12 @@ export function Chart(props: {
     plot.current?.setData([x, ...ys] as uPlot.AlignedData);
   }, [x, ys]);
 
-  return <div className="chart" data-testid={props.testid} data-points={x.length} ref={box} />;
+  return (
+    <div className="chart" data-testid={props.testid} data-points={x.length}>
+      <div ref={box} />
+      {x.length === 0 && props.empty ? <p className="chart-empty">{props.empty}</p> : null}
+    </div>
+  );
 }
 
 /** Bars of a histogram (SVG), e.g. the advantage distribution of this iteration. */

@@ -7,6 +7,7 @@ export function Charts() {
   const metrics = useTrain((s) => s.metrics);
   const evals = useTrain((s) => s.evals);
   const overlay = useTrain((s) => s.overlay);
+  const { evalEvery, evalLimit } = useTrain((s) => s.settings);
   const d = useMemo(() => {
     const n = Math.max(metrics.length, overlay?.metrics.length ?? 0);
     const x = Array.from({ length: n }, (_, i) => i + 1);
@@ -60,6 +61,7 @@ export function Charts() {
     };
   }, [metrics, evals, overlay]);
   const last = metrics.at(-1);
+  const perIteration = "a point per iteration";
   const overlayName = overlay ? `${overlay.settings.algo} (overlay)` : "";
   return (
     <section className="charts">
@@ -74,6 +76,7 @@ export function Charts() {
         x={d.x}
         ys={d.reward}
         yRange={[0, 1]}
+        empty="a point per iteration once training runs: ▶ Play, or ▶❘ Step for one"
       />
       <Chart
         testid="chart-eval"
@@ -86,6 +89,11 @@ export function Charts() {
         x={d.ex}
         ys={d.evals}
         yRange={[0, 1]}
+        empty={
+          evalEvery > 0
+            ? `evaluated ${evalEvery === 1 ? "after every iteration" : `every ${evalEvery} iterations`}, on ${evalLimit > 0 ? `the first ${evalLimit} dev task${evalLimit === 1 ? "" : "s"}` : "every dev task"}`
+            : "no dev evaluation (eval every = 0)"
+        }
       />
       <Chart
         testid="chart-loss"
@@ -97,6 +105,7 @@ export function Charts() {
         ]}
         x={d.x}
         ys={d.loss}
+        empty={perIteration}
       />
       <Chart
         testid="chart-entropy"
@@ -104,6 +113,7 @@ export function Charts() {
         series={[{ label: "entropy", color: "#283593" }]}
         x={d.x}
         ys={d.entropy}
+        empty={perIteration}
       />
       <Chart
         testid="chart-speed"
@@ -114,6 +124,7 @@ export function Charts() {
         ]}
         x={d.x}
         ys={d.speed}
+        empty={perIteration}
       />
       <Chart
         testid="chart-behaviour"
@@ -126,6 +137,7 @@ export function Charts() {
         ]}
         x={d.x}
         ys={d.behaviour}
+        empty={perIteration}
       />
       <Histogram
         testid="advantage-histogram"
