@@ -347,6 +347,44 @@ describe("trainer", () => {
     }
   }, 300_000);
 
+  it("leaves zero-advantage trajectories out of RLOO's compute, not out of its update", async () => {
+    // Two-turn episodes of a tiny policy: some groups score all the same (A = 0 for every member).
+    const opts = { algo: "rloo", overrides: {}, tasks: 4, k: 3 };
+    const skip = trainer({ ...opts, skipZeroAdvantage: true });
+    const full = trainer({ ...opts, skipZeroAdvantage: false });
+    const ms = await skip.t.iterate();
+    const mf = await full.t.iterate();
+    const groups = skip.events.flatMap((e) => (e.type === "rollouts" ? e.groups : []));
+    expect(groups.some((g) => g.advantages.every((x) => x === 0))).toBe(true);
+    expect(groups.some((g) => g.advantages.some((x) => x !== 0))).toBe(true);
+    expect(ms.meanReward).toBe(mf.meanReward);
+    expect(ms.steps).toBe(mf.steps);
+    const trained = (m: typeof ms) => m.trainTokensPerSecond * m.trainSeconds;
+    expect(trained(ms)).toBeLessThan(0.9 * trained(mf));
+    const ws = skip.model.weights();
+    const wf = full.model.weights();
+    const w0 = start.weights();
+    let moved = 0;
+    ws.forEach((w, i) => {
+      const x = w.variable.dataSync();
+      const y = (wf[i] as (typeof wf)[number]).variable.dataSync();
+      const z = (w0[i] as (typeof w0)[number]).variable.dataSync();
+      let d = 0;
+      for (let j = 0; j < x.length; j++) {
+        d = Math.max(d, Math.abs((x[j] as number) - (y[j] as number)));
+        moved = Math.max(moved, Math.abs((x[j] as number) - (z[j] as number)));
+      }
+      // Adam's first step moves a weight by about lr (0.003) whatever its gradient's size, so float
+      // rounding in a near-zero gradient shows up to ~1e-6; a dropped contribution would be ~lr.
+      expect(d, w.name).toBeLessThan(3e-5);
+    });
+    expect(moved).toBeGreaterThan(1e-3);
+    for (const x of [skip, full]) {
+      x.t.dispose();
+      x.model.dispose();
+    }
+  }, 300_000);
+
   it("pauses, steps exactly one iteration, and stops", async () => {
     const { t, model, events } = trainer({ tasks: 1, k: 2 });
     t.pause();

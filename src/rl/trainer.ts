@@ -76,6 +76,11 @@ export interface TrainerOptions {
    */
   grammar?: boolean;
   /**
+   * Leave trajectories with an advantage of exactly 0 out of scoring and backward where they add
+   * nothing to the gradient (default true; false computes them anyway: same update, more work).
+   */
+  skipZeroAdvantage?: boolean;
+  /**
    * The frozen reference policy of an algorithm with a KL term (GRPO); default: a copy of `model`
    * as given. A resumed run passes its original start policy. The trainer takes ownership.
    */
@@ -229,6 +234,7 @@ export class Trainer {
       tokenStats: options.tokenStats ?? false,
       grammar: options.grammar ?? false,
       pool: options.pool ?? 0,
+      skipZeroAdvantage: options.skipZeroAdvantage ?? true,
     };
     this.actionGrammar = this.options.grammar ? new ActionGrammar(tokenizer) : null;
     if (!(Number.isInteger(options.k) && options.k >= 2))
@@ -404,9 +410,34 @@ export class Trainer {
     const t1 = performance.now();
     const keptIdx = trajectories.map((_, i) => i).filter((i) => kept[i]);
     const context = this.model.config.context;
+    // The minibatches of every epoch: all kept rollouts shuffled together, `size` at a time (the
+    // fixed loss divisor).
+    const rng = Rng.derive(this.options.seed, `minibatches ${it}`);
+    const size = algo.minibatch > 0 ? algo.minibatch : Math.max(1, keptIdx.length);
+    const epochs = Array.from({ length: algo.epochs }, () => {
+      const order = rng.shuffle(keptIdx.slice());
+      return Array.from({ length: Math.ceil(order.length / size) }, (_, m) =>
+        order.slice(m * size, (m + 1) * size),
+      );
+    });
+    // A trajectory with A = 0 exactly adds exactly nothing to a clipped surrogate with no KL or
+    // critic term (min(r·0, clip(r)·0) = 0, Eq. 3): RLOO, REINFORCE and GRPO without KL on groups
+    // whose rollouts all scored the same. It keeps its place in its minibatch (same composition,
+    // same divisor) but is neither scored nor trained, unless its whole minibatch is such (then one
+    // is, so that the AdamW step still happens): the same update up to float rounding (micro-batches
+    // pack other rows), for less compute.
+    const inert = (i: number) =>
+      this.options.skipZeroAdvantage &&
+      algo.objective === "clipped" &&
+      algo.klCoef === 0 &&
+      algo.advantage !== "critic" &&
+      advantages[i] === 0;
+    const computed = new Set(keptIdx.filter((i) => !inert(i)));
+    for (const mb of epochs.flat())
+      if (mb.length > 0 && !mb.some((i) => computed.has(i))) computed.add(mb[0] as number);
     const rowsOf = new Map<number, TrainRow[]>();
     for (const i of keptIdx)
-      rowsOf.set(i, trajectoryRows(trajectories[i] as Trajectory, i, context));
+      if (computed.has(i)) rowsOf.set(i, trajectoryRows(trajectories[i] as Trajectory, i, context));
 
     const stats = {
       losses: [] as number[],
@@ -452,20 +483,17 @@ export class Trainer {
         message: `trainer and sampler log-probs differ by up to ${samplerLogpDiff.toExponential(2)}`,
       });
 
-    const rng = Rng.derive(this.options.seed, `minibatches ${it}`);
-    const size = algo.minibatch > 0 ? algo.minibatch : Math.max(1, keptIdx.length);
     let first = true;
-    outer: for (let epoch = 0; epoch < algo.epochs; epoch++) {
-      const order = rng.shuffle(keptIdx.slice());
-      const count = Math.ceil(order.length / size);
-      for (let m = 0; m < count; m++) {
+    outer: for (const [epoch, minibatches] of epochs.entries()) {
+      const count = minibatches.length;
+      for (const [m, members] of minibatches.entries()) {
         await this.gate();
         if (this.stopRequested) {
           stats.stopped = true;
           break outer;
         }
-        const members = order.slice(m * size, (m + 1) * size);
-        const r = await this.update(members, rowsOf, scored, advantages, rewards, size, first);
+        const active = members.filter((i) => rowsOf.has(i));
+        const r = await this.update(active, rowsOf, scored, advantages, rewards, size, first);
         stats.trainTokens += r.tokens;
         if (first) {
           stats.firstRatio = r.meanRatio;
