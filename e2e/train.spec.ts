@@ -44,7 +44,8 @@ test("on a software WebGPU adapter the badge says so and trains on wasm; webgpu 
 test("LOOP trains: iterations land in the charts while the page stays responsive", async ({
   page,
 }) => {
-  await page.goto(QUICK);
+  // A pool of the two tasks: both are replayed every iteration.
+  await page.goto(`${QUICK}&pool=2`);
   await ready(page);
   await expect(page.getByTestId("backend")).toHaveAttribute("data-backend", "wasm");
   // An empty chart says what will fill it.
@@ -65,6 +66,11 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
   await expect(page.getByTestId("chart-eval")).toHaveAttribute("data-points", /^[1-9]/);
   await expect(page.getByTestId("chart-eval")).not.toContainText("dev tasks");
   await expect(page.getByTestId("advantage-histogram")).toBeVisible();
+  // Each pool task's row: the successes of its two rollouts in each iteration so far.
+  const rows = page.getByTestId("task-row");
+  await expect(rows).toHaveCount(2);
+  for (const row of await rows.all())
+    expect((await row.textContent())?.match(/\d\/2/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
   const longest = await page.evaluate(() =>
     Math.max(0, ...(window as unknown as { longTasks: number[] }).longTasks),
   );

@@ -209,11 +209,22 @@ describe("trainer", () => {
     expect(t.trainTasks).toHaveLength(2);
     expect(TASKS).toEqual(expect.arrayContaining(t.trainTasks));
     await t.iterate();
-    await t.iterate();
+    const m = await t.iterate();
     const played = events.flatMap((e) =>
       e.type === "iteration-start" ? [[...e.tasks].sort()] : [],
     );
     expect(played).toEqual([[...t.trainTasks].sort(), [...t.trainTasks].sort()]);
+    // Each task's outcome in the metrics: the mean reward and successes of its group.
+    const groups = events.flatMap((e) =>
+      e.type === "rollouts" && e.iteration === 2 ? e.groups : [],
+    );
+    expect(m.tasks?.map((x) => x.taskId)).toEqual(groups.map((g) => g.taskId));
+    for (const [i, x] of (m.tasks ?? []).entries()) {
+      const g = groups[i] as (typeof groups)[number];
+      expect(x.k).toBe(2);
+      expect(x.meanReward).toBeCloseTo(g.rewards.reduce((a, r) => a + r, 0) / 2, 12);
+      expect(x.successes).toBe(g.rewards.filter((r) => r === 1).length);
+    }
     expect(
       () => new Trainer(model, tok, { algo: "loop", seed: 0, tasks: 2, k: 2, lr: 1e-3, pool: -1 }),
     ).toThrow(/pool/);

@@ -138,6 +138,18 @@ export interface IterationMetrics {
   memoryBytes: number;
   numTensors: number;
   behaviour: BehaviourStats;
+  /**
+   * Each task of the iteration: its K rollouts' mean reward and successes (what the page's task
+   * grid shows over iterations). Absent in runs recorded before 2026-12-05.
+   */
+  tasks?: TaskOutcome[];
+}
+
+export interface TaskOutcome {
+  taskId: string;
+  meanReward: number;
+  successes: number;
+  k: number;
 }
 
 export type TrainerEvent =
@@ -592,6 +604,13 @@ export class Trainer {
       memoryBytes: memory.numBytes,
       numTensors: memory.numTensors,
       behaviour: behaviourStats(trajectories.map(episodeText)),
+      tasks: groups.map((g) => ({
+        taskId: g.taskId,
+        meanReward: mean(g.rewards),
+        successes: g.members.filter((m) => (trajectories[m] as Trajectory).evaluation.success)
+          .length,
+        k: g.members.length,
+      })),
     };
     if (this.options.tokenStats) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;

@@ -9,6 +9,7 @@ import { RolloutGroup } from "./RolloutGroup";
 import { Runs } from "./Runs";
 import { training } from "./session";
 import { useTrain } from "./store";
+import { TaskGrid } from "./TaskGrid";
 import "./train.css";
 
 let started = false;
@@ -41,6 +42,7 @@ export function TrainPanel() {
         <Charts />
         <Explainer />
       </div>
+      <TaskGrid />
       <LiveRollouts />
       <div className="grid">
         <RolloutGroup />
