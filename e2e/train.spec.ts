@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { expect, type Page, test } from "@playwright/test";
+import { unpackCheckpoint } from "../src/model/checkpoint";
 
 // A tiny untrained model, two tasks x two rollouts, a two-turn budget, on wasm: an iteration takes
 // seconds on these CPU-only machines (WebGPU runs on SwiftShader here, much slower).
@@ -172,6 +173,9 @@ test("checkpoints save to the browser and load back; a download uploads back; a 
   await page.getByTestId("checkpoint-download").click();
   const file = info.outputPath("model.ckpt");
   await (await download).saveAs(file);
+  // It says how the policy acts (the grammar, the page's default), so `npm run eval` decodes it so.
+  const { manifest } = unpackCheckpoint(new Uint8Array(readFileSync(file)));
+  expect((manifest as { meta: { decoding?: string } }).meta.decoding).toBe("grammar");
   const bad = info.outputPath("bad.ckpt");
   const bytes = readFileSync(file);
   writeFileSync(bad, bytes.subarray(0, Math.floor(bytes.length / 2)));

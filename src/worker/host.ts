@@ -8,6 +8,7 @@ import { describeChange, diffDb } from "../env/db";
 import { type BackendInfo, type SelectOptions, selectBackend } from "../model/backend";
 import {
   CheckpointError,
+  type CheckpointMeta,
   loadIntoModel,
   modelFromCheckpoint,
   type ParsedCheckpoint,
@@ -312,12 +313,23 @@ export class TrainingHost implements TrainingApi {
     await this.loop;
   }
 
-  async saveCheckpoint(key: string): Promise<CheckpointInfo> {
-    if (!this.model || !this.tokenizer) throw new Error("no model yet");
-    const { manifest, blob } = await saveCheckpoint(this.model, this.tokenizer, {
+  /**
+   * What a checkpoint of the policy says about itself, its decoding included: one trained under
+   * the grammar is evaluated under it by `npm run eval` (its default is the checkpoint's meta).
+   */
+  private checkpointMeta(): CheckpointMeta {
+    return {
       createdAt: new Date().toISOString(),
       step: this.trainer?.iteration ?? 0,
       notes: `${this.settings?.algo ?? ""} iteration ${this.trainer?.iteration ?? 0}`,
+      decoding: this.settings?.grammar === "on" ? "grammar" : "free",
+    };
+  }
+
+  async saveCheckpoint(key: string): Promise<CheckpointInfo> {
+    if (!this.model || !this.tokenizer) throw new Error("no model yet");
+    const { manifest, blob } = await saveCheckpoint(this.model, this.tokenizer, {
+      ...this.checkpointMeta(),
     });
     await putCheckpoint(key, manifest, blob);
     return { key, ok: true, detail: `iteration ${this.trainer?.iteration ?? 0}` };
@@ -351,9 +363,7 @@ export class TrainingHost implements TrainingApi {
   async exportCheckpoint(): Promise<Uint8Array> {
     if (!this.model || !this.tokenizer) throw new Error("no model yet");
     const { manifest, blob } = await saveCheckpoint(this.model, this.tokenizer, {
-      createdAt: new Date().toISOString(),
-      step: this.trainer?.iteration ?? 0,
-      notes: `${this.settings?.algo ?? ""} iteration ${this.trainer?.iteration ?? 0}`,
+      ...this.checkpointMeta(),
     });
     return packCheckpoint(manifest, blob);
   }
