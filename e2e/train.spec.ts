@@ -160,6 +160,55 @@ test("a run survives a reload (IndexedDB), exports and imports; a bad file is re
   await expect(page.getByTestId("run-item")).toHaveCount(3);
 });
 
+/** The current run's metrics, through its export (what a person downloads). */
+async function exportedMetrics(page: Page, path: string) {
+  const download = page.waitForEvent("download");
+  await page.getByTestId("run-export").click();
+  await (await download).saveAs(path);
+  return JSON.parse(readFileSync(path, "utf8")).metrics as {
+    iteration: number;
+    meanReward: number;
+    policyLoss: number;
+    entropy: number;
+  }[];
+}
+
+test("a run continues after a reload from its last iteration, as if it never stopped", async ({
+  page,
+}, info) => {
+  // Two iterations straight, as the reference.
+  await stepOnce(page);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(2);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  const straight = await exportedMetrics(page, info.outputPath("straight.json"));
+  // One iteration of a fresh run (same settings), then the tab is reloaded.
+  await page.getByTestId("train-reset").click();
+  await ready(page);
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  await page.reload();
+  await ready(page);
+  expect(await iteration(page)).toBe(0);
+  // Both stored runs can be continued; the newest is listed first.
+  await expect(page.getByTestId("run-continue")).toHaveCount(2);
+  await expect(page.getByTestId("run-continue").first()).toHaveText("continue from iteration 1");
+  await page.getByTestId("run-continue").first().click();
+  await expect(page.getByTestId("runs-message")).toContainText("from iteration 1");
+  await ready(page);
+  expect(await iteration(page)).toBe(1);
+  await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-points", "1");
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(2);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  const resumed = await exportedMetrics(page, info.outputPath("resumed.json"));
+  expect(resumed.map((m) => m.iteration)).toEqual([1, 2]);
+  for (const key of ["meanReward", "policyLoss", "entropy"] as const)
+    expect(resumed[1]?.[key], key).toBe(straight[1]?.[key]);
+});
+
 test("checkpoints save to the browser and load back; a download uploads back; a bad file is refused", async ({
   page,
 }, info) => {

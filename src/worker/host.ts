@@ -22,15 +22,18 @@ import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { EOA, type Tokenizer } from "../model/tokenizer";
 import { Trainer, type TrainerEvent } from "../rl/trainer";
+import { decodeTrainerState, encodeTrainerState } from "../rl/trainerState";
 import {
   type CheckpointInfo,
   type GroupView,
+  type ResumeInfo,
   type Settings,
   SPEED_DELAY,
   type TrainingApi,
   type TrajectoryView,
   type WorkerEvent,
 } from "./protocol";
+import { getResumePoint, listResumePoints, putResumePoint } from "./resumePoints";
 
 export interface HostOptions {
   /** Where the shipped checkpoint's manifest.json and weights.bin are served. */
@@ -89,6 +92,10 @@ export class TrainingHost implements TrainingApi {
   private settings: Settings | null = null;
   private backend: BackendInfo | null = null;
   private base: ParsedCheckpoint | null = null;
+  /** The page's run this trainer belongs to (resume points are saved under it), if any. */
+  private runId: string | null = null;
+  /** The last iteration that finished its update (not stopped midway). */
+  private lastFinished = 0;
   private running = false;
   private loop: Promise<void> | null = null;
 
@@ -120,8 +127,10 @@ export class TrainingHost implements TrainingApi {
     return this.base;
   }
 
-  async reset(settings: Settings): Promise<void> {
+  async reset(settings: Settings, runId?: string): Promise<void> {
     await this.stopLoop();
+    this.runId = runId ?? null;
+    this.lastFinished = 0;
     this.emit({ type: "status", phase: "loading", message: "loading the policy" });
     try {
       if (!this.backend || settings.backend !== (this.settings?.backend ?? "auto")) {
@@ -230,6 +239,8 @@ export class TrainingHost implements TrainingApi {
         this.emit(e);
         return;
       case "iteration":
+        // A stopped iteration (a reset mid-update) is not a point to continue from.
+        if (!e.metrics.stopped) this.lastFinished = e.metrics.iteration;
         this.emit({ type: "iteration", metrics: e.metrics });
         return;
       case "eval":
@@ -262,6 +273,7 @@ export class TrainingHost implements TrainingApi {
       try {
         while (this.running) {
           await trainer.run(1);
+          await this.saveResumePoint();
           if (!this.running) break;
           const delay = SPEED_DELAY[this.settings?.speed ?? "fast"];
           await new Promise((r) => setTimeout(r, delay));
@@ -294,6 +306,7 @@ export class TrainingHost implements TrainingApi {
     try {
       trainer.resume();
       await trainer.iterate();
+      await this.saveResumePoint();
       trainer.pause();
       this.emit({ type: "status", phase: "paused", message: "stepped one iteration" });
     } catch (e) {
@@ -304,6 +317,57 @@ export class TrainingHost implements TrainingApi {
   async update(settings: Settings): Promise<void> {
     if (this.trainer && settings.lr !== this.settings?.lr) this.trainer.lr = settings.lr;
     if (this.settings) this.settings = { ...this.settings, lr: settings.lr, speed: settings.speed };
+  }
+
+  /** After a finished iteration: where this run can be continued from after a reload. */
+  private async saveResumePoint(): Promise<void> {
+    const trainer = this.trainer;
+    if (!this.runId || !trainer || !this.model || !this.tokenizer) return;
+    if (trainer.iteration === 0 || trainer.iteration !== this.lastFinished) return;
+    try {
+      const { manifest, blob } = await saveCheckpoint(
+        this.model,
+        this.tokenizer,
+        this.checkpointMeta(),
+      );
+      await putResumePoint({
+        runId: this.runId,
+        iteration: trainer.iteration,
+        savedAt: new Date().toISOString(),
+        checkpoint: packCheckpoint(manifest, blob),
+        state: encodeTrainerState(await trainer.exportState()),
+      });
+    } catch (e) {
+      this.emit({
+        type: "warning",
+        message: `could not keep a point to continue this run from: ${(e as Error).message}`,
+      });
+    }
+  }
+
+  async resume(runId: string, settings: Settings): Promise<ResumeInfo> {
+    await this.reset(settings, runId);
+    const point = await getResumePoint(runId);
+    if (!point)
+      return { ok: false, iteration: 0, detail: "this run has no point to continue from" };
+    try {
+      // Everything is checked before anything changes: the weights, then the trainer's state.
+      const { manifest, blob } = unpackCheckpoint(point.checkpoint);
+      const parsed = parseCheckpoint(manifest, blob);
+      const state = decodeTrainerState(point.state.manifest, point.state.blob);
+      loadIntoModel(this.model as GPT, parsed, this.tokenizer as Tokenizer);
+      await this.requireTrainer().importState(state);
+      this.lastFinished = state.iteration;
+      return { ok: true, iteration: state.iteration, detail: `iteration ${state.iteration}` };
+    } catch (e) {
+      // Half-loaded is not a state to train from: back to a fresh start of these settings.
+      await this.reset(settings, runId);
+      return { ok: false, iteration: 0, detail: (e as Error).message };
+    }
+  }
+
+  async listResumePoints(): Promise<{ runId: string; iteration: number }[]> {
+    return listResumePoints();
   }
 
   private async stopLoop(): Promise<void> {

@@ -204,11 +204,28 @@ export interface CheckpointInfo {
   detail: string;
 }
 
+export interface ResumeInfo {
+  ok: boolean;
+  /** The iteration it continues from (0 when refused). */
+  iteration: number;
+  detail: string;
+}
+
 /** What the worker exposes (every method is async across the boundary). */
 export interface TrainingApi {
   subscribe(listener: (events: WorkerEvent[]) => void): void;
-  /** (Re)builds the model and trainer from settings; resolves when ready. */
-  reset(settings: Settings): Promise<void>;
+  /**
+   * (Re)builds the model and trainer from settings; resolves when ready. With a run id, a resume
+   * point is saved for that run after every finished iteration (see resume).
+   */
+  reset(settings: Settings, runId?: string): Promise<void>;
+  /**
+   * Rebuilds the trainer with a stored run's settings and continues it from its resume point (its
+   * last finished iteration: weights, AdamW's moments, the task walk), as if it never stopped.
+   */
+  resume(runId: string, settings: Settings): Promise<ResumeInfo>;
+  /** The runs that have a resume point, and its iteration. */
+  listResumePoints(): Promise<{ runId: string; iteration: number }[]>;
   play(): Promise<void>;
   pause(): Promise<void>;
   /** Runs exactly one iteration (pausing after it). */

@@ -12,7 +12,7 @@ export function BackendBadge() {
     useTrain.getState().setSettings(next);
     writeUrl(next);
     useTrain.getState().newRun(next);
-    await training().reset(next);
+    await training().reset(next, useTrain.getState().run.id);
   };
   return (
     <div className="backend">

@@ -54,7 +54,7 @@ export function Controls() {
     const s = useTrain.getState().settings;
     setDirty(false);
     useTrain.getState().newRun(s);
-    await training().reset(s);
+    await training().reset(s, useTrain.getState().run.id);
   };
 
   const busy = phase === "loading";

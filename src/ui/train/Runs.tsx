@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import type { CheckpointInfo } from "../../worker/protocol";
 import { deleteRun, listRuns, parseRunFile, type RunRecord, saveRun } from "./runs";
-import { training } from "./session";
+import { training, writeUrl } from "./session";
 import { useTrain } from "./store";
 
 function download(name: string, data: BlobPart, type: string): void {
@@ -23,9 +23,13 @@ export function Runs() {
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [checkpoints, setCheckpoints] = useState<CheckpointInfo[]>([]);
   const [chosen, setChosen] = useState("");
+  /** Runs that can be continued (they have a resume point), by id, with its iteration. */
+  const [points, setPoints] = useState<Map<string, number>>(new Map());
 
   const refresh = useCallback(async () => {
     setRuns(await listRuns());
+    const list = await training().listResumePoints();
+    setPoints(new Map(list.map((p) => [p.runId, p.iteration])));
   }, []);
   const refreshCheckpoints = useCallback(async () => {
     const list = await training().listCheckpoints();
@@ -56,6 +60,20 @@ export function Runs() {
     await saveRun(stored);
     await refresh();
     setMessage({ ok: true, text: `Imported ${stored.name}` });
+  };
+
+  const continueRun = async (r: RunRecord, at: number) => {
+    useTrain.getState().continueRun(r, at);
+    writeUrl(r.settings);
+    const info = await training().resume(r.id, r.settings);
+    if (info.ok)
+      setMessage({ ok: true, text: `Continued ${r.name} from iteration ${info.iteration}` });
+    else {
+      // Not continued: a fresh run of the same settings, and why.
+      useTrain.getState().newRun(r.settings);
+      await training().reset(r.settings, useTrain.getState().run.id);
+      setMessage({ ok: false, text: `Could not continue ${r.name}: ${info.detail}` });
+    }
   };
 
   const saveCkpt = async () => {
@@ -120,6 +138,16 @@ export function Runs() {
             </span>{" "}
             {r.id !== run.id ? (
               <>
+                {points.has(r.id) ? (
+                  <button
+                    type="button"
+                    data-testid="run-continue"
+                    title="Train this run further from its last finished iteration (its weights, optimizer and settings)"
+                    onClick={() => void continueRun(r, points.get(r.id) ?? 0)}
+                  >
+                    continue from iteration {points.get(r.id)}
+                  </button>
+                ) : null}
                 <button type="button" onClick={() => setOverlay(overlay?.id === r.id ? null : r)}>
                   {overlay?.id === r.id ? "hide overlay" : "overlay"}
                 </button>

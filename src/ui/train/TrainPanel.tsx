@@ -23,7 +23,8 @@ export function TrainPanel() {
   useEffect(() => {
     if (started) return;
     started = true;
-    void training().reset(useTrain.getState().settings);
+    const { settings, run } = useTrain.getState();
+    void training().reset(settings, run.id);
   }, []);
   return (
     <div className="train">

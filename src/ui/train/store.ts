@@ -57,6 +57,8 @@ export interface TrainState {
   apply(events: WorkerEvent[]): void;
   setSettings(s: Settings): void;
   newRun(settings: Settings): void;
+  /** Makes a stored run the current one again, as of its iteration `at` (what follows is dropped). */
+  continueRun(run: RunRecord, at: number): void;
   select(p: Partial<Pick<TrainState, "group" | "trajectory" | "turn" | "colouring">>): void;
   setOverlay(run: RunRecord | null): void;
 }
@@ -185,6 +187,28 @@ export const useTrain = create<TrainState>((set) => ({
       turn: 0,
       warnings: [],
     }),
+  continueRun: (stored, at) => {
+    const metrics = stored.metrics.filter((m) => m.iteration <= at);
+    const evals = stored.evals.filter((e) => e.iteration <= at);
+    set({
+      settings: stored.settings,
+      settingsErrors: [],
+      run: { ...stored, metrics, evals },
+      metrics,
+      evals,
+      groups: [],
+      trajectories: [],
+      tokenStats: null,
+      started: at,
+      done: at,
+      minibatch: null,
+      live: null,
+      group: 0,
+      trajectory: 0,
+      turn: 0,
+      warnings: [],
+    });
+  },
   select: (p) => set(p),
   setOverlay: (overlay) => set({ overlay }),
 }));
