@@ -9,10 +9,15 @@ export function Explainer() {
       <h2>What is happening</h2>
       <ol>
         <li>
-          <strong>Rollouts.</strong> Each iteration picks {s.tasks} tasks and lets the agent (a
-          small transformer) try each one <strong>K = {s.k}</strong> times at temperature{" "}
-          {s.temperature}. An attempt is a dialogue of API calls with the apps; at the end unit
-          tests check the apps' state. The reward R is the share of tests passed.
+          <strong>Rollouts.</strong> Each iteration picks {s.tasks} tasks{" "}
+          {s.pool > 0 && s.pool <= s.tasks
+            ? `(the same ${s.pool} every time: a task pool) `
+            : s.pool > 0
+              ? `(from a pool of ${s.pool}) `
+              : "(from the train split) "}
+          and lets the agent (a small transformer) try each one <strong>K = {s.k}</strong> times at
+          temperature {s.temperature}. An attempt is a dialogue of API calls with the apps; at the
+          end unit tests check the apps' state. The reward R is the share of tests passed.
         </li>
         <li>
           <strong>Leave-one-out advantage.</strong> An attempt is only good or bad compared with the
@@ -29,8 +34,9 @@ export function Explainer() {
           {last ? ` (clip fraction now ${(100 * last.clipFraction).toFixed(1)}%)` : ""}.
         </li>
         <li>
-          <strong>Watch.</strong> Reward and dev success should rise; the behaviour chart shows what
-          changes: more doc lookups, fewer invented argument values, fewer give-ups after an error.
+          <strong>Watch.</strong> Reward and dev success should rise, and in the tasks grid a task's
+          row turns green as the agent learns it; the behaviour chart shows what changes: more doc
+          lookups, fewer invented argument values, fewer give-ups after an error.
         </li>
       </ol>
     </section>
