@@ -8,7 +8,7 @@ import { describeChange, diffDb } from "../env/db";
 import { type BackendInfo, type SelectOptions, selectBackend } from "../model/backend";
 import {
   CheckpointError,
-  type CheckpointMeta,
+  type CheckpointManifest,
   loadIntoModel,
   modelFromCheckpoint,
   type ParsedCheckpoint,
@@ -325,11 +325,7 @@ export class TrainingHost implements TrainingApi {
     if (!this.runId || !trainer || !this.model || !this.tokenizer) return;
     if (trainer.iteration === 0 || trainer.iteration !== this.lastFinished) return;
     try {
-      const { manifest, blob } = await saveCheckpoint(
-        this.model,
-        this.tokenizer,
-        this.checkpointMeta(),
-      );
+      const { manifest, blob } = await this.policyCheckpoint();
       await putResumePoint({
         runId: this.runId,
         iteration: trainer.iteration,
@@ -378,23 +374,21 @@ export class TrainingHost implements TrainingApi {
   }
 
   /**
-   * What a checkpoint of the policy says about itself, its decoding included: one trained under
-   * the grammar is evaluated under it by `npm run eval` (its default is the checkpoint's meta).
+   * The policy now as a checkpoint. Its meta says how it decodes: one trained under the grammar is
+   * evaluated under it by `npm run eval` (whose default is the checkpoint's meta).
    */
-  private checkpointMeta(): CheckpointMeta {
-    return {
+  private async policyCheckpoint(): Promise<{ manifest: CheckpointManifest; blob: Uint8Array }> {
+    if (!this.model || !this.tokenizer) throw new Error("no model yet");
+    return saveCheckpoint(this.model, this.tokenizer, {
       createdAt: new Date().toISOString(),
       step: this.trainer?.iteration ?? 0,
       notes: `${this.settings?.algo ?? ""} iteration ${this.trainer?.iteration ?? 0}`,
       decoding: this.settings?.grammar === "on" ? "grammar" : "free",
-    };
+    });
   }
 
   async saveCheckpoint(key: string): Promise<CheckpointInfo> {
-    if (!this.model || !this.tokenizer) throw new Error("no model yet");
-    const { manifest, blob } = await saveCheckpoint(this.model, this.tokenizer, {
-      ...this.checkpointMeta(),
-    });
+    const { manifest, blob } = await this.policyCheckpoint();
     await putCheckpoint(key, manifest, blob);
     return { key, ok: true, detail: `iteration ${this.trainer?.iteration ?? 0}` };
   }
@@ -425,10 +419,7 @@ export class TrainingHost implements TrainingApi {
   }
 
   async exportCheckpoint(): Promise<Uint8Array> {
-    if (!this.model || !this.tokenizer) throw new Error("no model yet");
-    const { manifest, blob } = await saveCheckpoint(this.model, this.tokenizer, {
-      ...this.checkpointMeta(),
-    });
+    const { manifest, blob } = await this.policyCheckpoint();
     return packCheckpoint(manifest, blob);
   }
 
