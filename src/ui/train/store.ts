@@ -77,6 +77,19 @@ export function freshRun(settings: Settings): RunRecord {
   };
 }
 
+/** What a new or continued run shows before its next iteration: no rollouts, no selection. */
+const noIterationViews = {
+  groups: [],
+  trajectories: [],
+  tokenStats: null,
+  minibatch: null,
+  live: null,
+  group: 0,
+  trajectory: 0,
+  turn: 0,
+  warnings: [],
+} satisfies Partial<TrainState>;
+
 const initial = settingsFromQuery(typeof location === "undefined" ? "" : location.search);
 
 export const useTrain = create<TrainState>((set) => ({
@@ -172,41 +185,25 @@ export const useTrain = create<TrainState>((set) => ({
   setSettings: (settings) => set({ settings, settingsErrors: [] }),
   newRun: (settings) =>
     set({
+      ...noIterationViews,
       run: freshRun(settings),
       metrics: [],
       evals: [],
-      groups: [],
-      trajectories: [],
-      tokenStats: null,
       started: 0,
       done: 0,
-      minibatch: null,
-      live: null,
-      group: 0,
-      trajectory: 0,
-      turn: 0,
-      warnings: [],
     }),
   continueRun: (stored, at) => {
     const metrics = stored.metrics.filter((m) => m.iteration <= at);
     const evals = stored.evals.filter((e) => e.iteration <= at);
     set({
+      ...noIterationViews,
       settings: stored.settings,
       settingsErrors: [],
       run: { ...stored, metrics, evals },
       metrics,
       evals,
-      groups: [],
-      trajectories: [],
-      tokenStats: null,
       started: at,
       done: at,
-      minibatch: null,
-      live: null,
-      group: 0,
-      trajectory: 0,
-      turn: 0,
-      warnings: [],
     });
   },
   select: (p) => set(p),
