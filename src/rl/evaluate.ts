@@ -4,6 +4,7 @@ import { listTasks, type Split, scenarioGoalCompletion, taskGoalCompletion } fro
 import type { GPT } from "../model/gpt";
 import type { Tokenizer } from "../model/tokenizer";
 import { type BehaviourStats, behaviourStats } from "./behaviour";
+import { type TaskOutcome, taskOutcomes } from "./taskOutcomes";
 
 export interface EvalOptions {
   /** 0 = greedy. */
@@ -33,6 +34,8 @@ export interface EvalResult {
   turns: number;
   byDifficulty: Record<string, number>;
   behaviour: BehaviourStats;
+  /** Each task's successes and mean reward over its samples. */
+  perTask: TaskOutcome[];
   seconds: number;
 }
 
@@ -83,6 +86,13 @@ export async function evaluatePolicy(
       turns: mean(results.map((r) => r.turns)),
       byDifficulty,
       behaviour: behaviourStats(trajectories.map(episodeText)),
+      perTask: taskOutcomes(
+        trajectories.map((t) => ({
+          taskId: t.taskId,
+          reward: t.evaluation.reward,
+          success: t.evaluation.success,
+        })),
+      ),
       seconds: (performance.now() - t0) / 1000,
     },
   };

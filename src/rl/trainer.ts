@@ -28,6 +28,7 @@ import {
   type TrainRow,
   trajectoryRows,
 } from "./rows";
+import { type TaskOutcome, taskOutcomes } from "./taskOutcomes";
 import { type TurnTokenStats, trajectoryTokenStats } from "./tokenStats";
 import { type StateTensor, type TrainerState, TrainerStateError } from "./trainerState";
 
@@ -145,12 +146,7 @@ export interface IterationMetrics {
   tasks?: TaskOutcome[];
 }
 
-export interface TaskOutcome {
-  taskId: string;
-  meanReward: number;
-  successes: number;
-  k: number;
-}
+export type { TaskOutcome };
 
 export type TrainerEvent =
   | { type: "iteration-start"; iteration: number; tasks: string[] }
@@ -604,13 +600,14 @@ export class Trainer {
       memoryBytes: memory.numBytes,
       numTensors: memory.numTensors,
       behaviour: behaviourStats(trajectories.map(episodeText)),
-      tasks: groups.map((g) => ({
-        taskId: g.taskId,
-        meanReward: mean(g.rewards),
-        successes: g.members.filter((m) => (trajectories[m] as Trajectory).evaluation.success)
-          .length,
-        k: g.members.length,
-      })),
+      tasks: taskOutcomes(
+        groups.flatMap((g) =>
+          g.members.map((m) => {
+            const t = trajectories[m] as Trajectory;
+            return { taskId: g.taskId, reward: t.evaluation.reward, success: t.evaluation.success };
+          }),
+        ),
+      ),
     };
     if (this.options.tokenStats) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;
