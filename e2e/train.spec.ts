@@ -42,6 +42,26 @@ test("on a software WebGPU adapter the badge says so and trains on wasm; webgpu 
   await expect(page.getByTestId("phase")).toHaveText("ready", { timeout: 60_000 });
 });
 
+test("without a GPU the shipped base offers a pool of two tasks that shows learning sooner", async ({
+  page,
+}) => {
+  await page.goto("/?backend=wasm&k=6");
+  await ready(page);
+  const demo = page.getByTestId("cpu-demo");
+  await expect(demo).toBeVisible();
+  await demo.click();
+  // The pool's settings apply (others kept) and land in the URL; the offer is gone.
+  await expect(page.getByTestId("pool-input")).toHaveValue("2");
+  await expect(page.getByTestId("tasks-input")).toHaveValue("2");
+  await expect(page.getByTestId("k-input")).toHaveValue("4");
+  await expect(page.getByTestId("seed-input")).toHaveValue("22");
+  await expect(page).toHaveURL(/pool=2/);
+  await expect(page).toHaveURL(/seed=22/);
+  await expect(page).toHaveURL(/backend=wasm/);
+  await expect(demo).toHaveCount(0);
+  await ready(page);
+});
+
 test("LOOP trains: iterations land in the charts while the page stays responsive", async ({
   page,
 }) => {

@@ -63,6 +63,15 @@ export const DEFAULT_SETTINGS: Settings = {
   grammar: "on",
 };
 
+/**
+ * Without a GPU an iteration of the defaults (8 tasks x 4 rollouts of the shipped base) takes
+ * about 20 minutes on wasm. This pool is two train tasks the shipped base solves some of the
+ * time (its per-task results on train, docs/model.md), so each iteration's 8 rollouts carry
+ * signal and replay the same tasks: about 5 minutes an iteration here, and their success is
+ * what LOOP raises (README).
+ */
+export const CPU_DEMO: Partial<Settings> = { seed: 22, pool: 2, tasks: 2, k: 4, evalEvery: 0 };
+
 /** Pause between iterations for each speed (ms). */
 export const SPEED_DELAY: Record<Speed, number> = { fast: 0, normal: 500, slow: 2000 };
 

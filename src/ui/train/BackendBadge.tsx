@@ -1,4 +1,4 @@
-import type { Settings } from "../../worker/protocol";
+import { CPU_DEMO, type Settings } from "../../worker/protocol";
 import { training, writeUrl } from "./session";
 import { useTrain } from "./store";
 
@@ -7,13 +7,21 @@ export function BackendBadge() {
   const backend = useTrain((s) => s.backend);
   const settings = useTrain((s) => s.settings);
   const webgpu = backend?.info.attempts.find((a) => a.name === "webgpu");
-  const force = async (value: string) => {
-    const next = { ...settings, backend: value as Settings["backend"] };
+  const restart = async (next: Settings) => {
     useTrain.getState().setSettings(next);
     writeUrl(next);
     useTrain.getState().newRun(next);
     await training().reset(next, useTrain.getState().run.id);
   };
+  const force = (value: string) => restart({ ...settings, backend: value as Settings["backend"] });
+  const noGpu =
+    backend !== null &&
+    backend.info.name !== "webgpu" &&
+    backend.info.name !== "webgl" &&
+    backend.preset === "base";
+  const inDemo = (Object.keys(CPU_DEMO) as (keyof Settings)[]).every(
+    (k) => settings[k] === CPU_DEMO[k],
+  );
   return (
     <div className="backend">
       <span className="badge" data-testid="backend" data-backend={backend?.info.name ?? ""}>
@@ -46,6 +54,20 @@ export function BackendBadge() {
       ) : webgpu && !webgpu.ok && backend?.info.name !== "webgpu" ? (
         <span className="warn" data-testid="webgpu-missing">
           No WebGPU here ({webgpu.error}); training on {backend?.info.name} instead.
+        </span>
+      ) : null}
+      {noGpu && !inDemo ? (
+        <span className="muted">
+          On a CPU an iteration of {settings.tasks} × {settings.k} rollouts takes many minutes.{" "}
+          <button
+            type="button"
+            data-testid="cpu-demo"
+            onClick={() => void restart({ ...settings, ...CPU_DEMO })}
+          >
+            Train on two tasks instead
+          </button>{" "}
+          (two the base solves some of the time, 8 rollouts an iteration: watch their rows in the
+          tasks grid turn green).
         </span>
       ) : null}
     </div>
