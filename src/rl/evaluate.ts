@@ -86,13 +86,7 @@ export async function evaluatePolicy(
       turns: mean(results.map((r) => r.turns)),
       byDifficulty,
       behaviour: behaviourStats(trajectories.map(episodeText)),
-      perTask: taskOutcomes(
-        trajectories.map((t) => ({
-          taskId: t.taskId,
-          reward: t.evaluation.reward,
-          success: t.evaluation.success,
-        })),
-      ),
+      perTask: taskOutcomes(trajectories),
       seconds: (performance.now() - t0) / 1000,
     },
   };

@@ -8,17 +8,20 @@ export interface TaskOutcome {
   k: number;
 }
 
-/** Groups episodes by task, in the order each task first appears. */
+/**
+ * Groups episodes by task, in the order each task first appears (a task played by two groups of
+ * one iteration is one outcome over both).
+ */
 export function taskOutcomes(
-  episodes: readonly { taskId: string; reward: number; success: boolean }[],
+  episodes: readonly { taskId: string; evaluation: { reward: number; success: boolean } }[],
 ): TaskOutcome[] {
   const byTask = new Map<string, TaskOutcome>();
-  for (const e of episodes) {
-    const o = byTask.get(e.taskId) ?? { taskId: e.taskId, meanReward: 0, successes: 0, k: 0 };
-    o.meanReward += e.reward;
-    o.successes += e.success ? 1 : 0;
+  for (const { taskId, evaluation } of episodes) {
+    const o = byTask.get(taskId) ?? { taskId, meanReward: 0, successes: 0, k: 0 };
+    o.meanReward += evaluation.reward;
+    o.successes += evaluation.success ? 1 : 0;
     o.k += 1;
-    byTask.set(e.taskId, o);
+    byTask.set(taskId, o);
   }
   return [...byTask.values()].map((o) => ({ ...o, meanReward: o.meanReward / o.k }));
 }

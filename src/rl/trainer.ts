@@ -600,14 +600,7 @@ export class Trainer {
       memoryBytes: memory.numBytes,
       numTensors: memory.numTensors,
       behaviour: behaviourStats(trajectories.map(episodeText)),
-      tasks: taskOutcomes(
-        groups.flatMap((g) =>
-          g.members.map((m) => {
-            const t = trajectories[m] as Trajectory;
-            return { taskId: g.taskId, reward: t.evaluation.reward, success: t.evaluation.success };
-          }),
-        ),
-      ),
+      tasks: taskOutcomes(trajectories),
     };
     if (this.options.tokenStats) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;
