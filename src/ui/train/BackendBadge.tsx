@@ -1,5 +1,5 @@
 import { CPU_DEMO, type Settings } from "../../worker/protocol";
-import { training, writeUrl } from "./session";
+import { startNewRun, writeUrl } from "./session";
 import { useTrain } from "./store";
 
 /** Which backend trains, on which adapter; a selector to force another. */
@@ -10,8 +10,7 @@ export function BackendBadge() {
   const restart = async (next: Settings) => {
     useTrain.getState().setSettings(next);
     writeUrl(next);
-    useTrain.getState().newRun(next);
-    await training().reset(next, useTrain.getState().run.id);
+    await startNewRun(next);
   };
   const force = (value: string) => restart({ ...settings, backend: value as Settings["backend"] });
   const noGpu =

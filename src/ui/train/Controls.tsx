@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ALGORITHMS } from "../../rl/algorithms";
 import { parseSetting, type Settings } from "../../worker/protocol";
-import { training, writeUrl } from "./session";
+import { startNewRun, training, writeUrl } from "./session";
 import { useTrain } from "./store";
 
 const NUMBER_FIELDS: {
@@ -53,8 +53,7 @@ export function Controls() {
   const reset = async () => {
     const s = useTrain.getState().settings;
     setDirty(false);
-    useTrain.getState().newRun(s);
-    await training().reset(s, useTrain.getState().run.id);
+    await startNewRun(s);
   };
 
   const busy = phase === "loading";

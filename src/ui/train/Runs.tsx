@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import type { CheckpointInfo } from "../../worker/protocol";
 import { deleteRun, listRuns, parseRunFile, type RunRecord, saveRun } from "./runs";
-import { training, writeUrl } from "./session";
+import { startNewRun, training, writeUrl } from "./session";
 import { useTrain } from "./store";
 
 function download(name: string, data: BlobPart, type: string): void {
@@ -70,8 +70,7 @@ export function Runs() {
       setMessage({ ok: true, text: `Continued ${r.name} from iteration ${info.iteration}` });
     else {
       // Not continued: a fresh run of the same settings, and why.
-      useTrain.getState().newRun(r.settings);
-      await training().reset(r.settings, useTrain.getState().run.id);
+      await startNewRun(r.settings);
       setMessage({ ok: false, text: `Could not continue ${r.name}: ${info.detail}` });
     }
   };

@@ -10,6 +10,12 @@ export function training(): TrainingClient {
   return client;
 }
 
+/** Starts a new run of these settings: the page's views cleared, the worker reset to them. */
+export async function startNewRun(settings: Settings): Promise<void> {
+  useTrain.getState().newRun(settings);
+  await training().reset(settings, useTrain.getState().run.id);
+}
+
 /** Writes the settings into the URL (so a link restores them), keeping other parameters. */
 export function writeUrl(settings: Settings): void {
   const query = settingsToQuery(settings, location.search);
