@@ -146,8 +146,6 @@ export interface IterationMetrics {
   tasks?: TaskOutcome[];
 }
 
-export type { TaskOutcome };
-
 export type TrainerEvent =
   | { type: "iteration-start"; iteration: number; tasks: string[] }
   /** After each round of decoding: the rollouts so far, and the turn each stepped episode took. */

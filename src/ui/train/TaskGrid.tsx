@@ -1,5 +1,5 @@
 import { useMemo } from "react";
-import type { TaskOutcome } from "../../rl/trainer";
+import type { TaskOutcome } from "../../rl/taskOutcomes";
 import { useTrain } from "./store";
 
 /** A cell's colour: red (reward 0) through yellow to green (reward 1). */
