@@ -1,13 +1,15 @@
 /**
  * Evaluates a checkpoint's policy on a split:
  *   npm run eval -- --checkpoint DIR --split <train|dev|test_normal|test_challenge>
- *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--show N]
+ *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--tasks ID,...] [--show N]
  *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N]
  *                   [--decoding free|grammar | --grammar] [--json]
  * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
  * --decoding grammar (or --grammar) decodes every action under the action grammar
  * (src/agent/grammar.ts), free as free text; default: what the checkpoint's meta says (the shipped
  * base: grammar).
+ * --tasks plays only these tasks of the split (e.g. the ones a `--pool` training run played), with
+ * --samples rollouts each.
  * --show N also prints the first N episodes (actions, observations, failed tests).
  * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
@@ -34,6 +36,7 @@ const v = parseCli(import.meta.url, {
   temperature: { type: "string", default: "1" },
   seed: { type: "string", default: "0" },
   limit: { type: "string", default: "0" },
+  tasks: { type: "string", default: "" },
   show: { type: "string", default: "0" },
   nll: { type: "string", default: "0" },
   pointer: { type: "string", default: "0" },
@@ -121,6 +124,10 @@ async function main(): Promise<void> {
     seed,
     samples,
     limit,
+    tasks: (v.tasks as string)
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
     batchSize,
     ...(decoding === "grammar" ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });

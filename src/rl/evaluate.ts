@@ -1,6 +1,12 @@
 import type { ActionGrammar } from "../agent/grammar";
 import { rollout, type Trajectory } from "../agent/modelRollout";
-import { listTasks, type Split, scenarioGoalCompletion, taskGoalCompletion } from "../env";
+import {
+  listTasks,
+  type Split,
+  scenarioGoalCompletion,
+  type TaskInfo,
+  taskGoalCompletion,
+} from "../env";
 import type { GPT } from "../model/gpt";
 import type { Tokenizer } from "../model/tokenizer";
 import { type BehaviourStats, behaviourStats } from "./behaviour";
@@ -14,6 +20,8 @@ export interface EvalOptions {
   samples?: number;
   /** Only the first N tasks of the split (0 = all). */
   limit?: number;
+  /** Only these tasks of the split, in this order (before `limit`). */
+  tasks?: readonly string[];
   batchSize?: number;
   maxTurns?: number;
   maxActionTokens?: number;
@@ -39,6 +47,25 @@ export interface EvalResult {
   seconds: number;
 }
 
+/**
+ * The tasks of a split an evaluation plays: `ids` (each must be one of the split's; an unknown id
+ * is an error naming it) or the whole split, then the first `limit` (0 = all).
+ */
+export function evalTasks(split: Split, ids?: readonly string[], limit = 0): TaskInfo[] {
+  const all = listTasks(split);
+  let tasks = all;
+  if (ids?.length) {
+    const byId = new Map(all.map((t) => [t.id, t]));
+    const unknown = ids.filter((id) => !byId.has(id));
+    if (unknown.length)
+      throw new Error(
+        `not ${split} task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (e.g. ${all[0]?.id})`,
+      );
+    tasks = ids.map((id) => byId.get(id) as TaskInfo);
+  }
+  return limit > 0 ? tasks.slice(0, limit) : tasks;
+}
+
 /** Runs the policy on a split in the evaluation setting (50 turns) and scores it. */
 export async function evaluatePolicy(
   model: GPT,
@@ -47,7 +74,7 @@ export async function evaluatePolicy(
   opts: EvalOptions,
 ): Promise<{ result: EvalResult; trajectories: Trajectory[] }> {
   const samples = opts.samples ?? 1;
-  const tasks = listTasks(split).slice(0, opts.limit ? opts.limit : undefined);
+  const tasks = evalTasks(split, opts.tasks, opts.limit);
   const ids = tasks.flatMap((t) => Array.from({ length: samples }, () => t.id));
   const t0 = performance.now();
   const trajectories = await rollout(model, tok, ids, {
