@@ -45,6 +45,18 @@ describe("SFT", () => {
     model.dispose();
   });
 
+  it("takes no step on a batch with nothing to imitate", async () => {
+    const model = new GPT(config, 4);
+    const before = model.trainableVariables().map((v) => v.dataSync().slice());
+    const contextOnly = segs.map((s) => ({ ...s, agentMask: s.agentMask.map(() => 0) }));
+    const log = await sft(model, contextOnly, { epochs: 2, lr: 0.01, batchTokens: 4096, seed: 0 });
+    expect(log).toEqual([]);
+    model.trainableVariables().forEach((v, i) => {
+      expect(Array.from(v.dataSync())).toEqual(Array.from(before[i] as Float32Array));
+    });
+    model.dispose();
+  });
+
   it("records each step's lr; decayProgress decays it by the share of a budget spent", async () => {
     const model = new GPT(config, 3);
     const stepLr = await sft(model, segs.slice(0, 2), {

@@ -125,7 +125,12 @@ export async function sft(
   opts: SftOptions,
 ): Promise<SftStep[]> {
   const rng = new Rng(opts.seed);
-  const batches = makeBatches(segments, model.config.context, opts.batchTokens);
+  // A batch with no agent target (only context turns: slips, a takeover's learner turns, split
+  // into windows of their own by the context rule) has nothing to imitate; left in, it would be an
+  // AdamW step of zero gradient that still moves the weights along the old momentum.
+  const batches = makeBatches(segments, model.config.context, opts.batchTokens).filter((b) =>
+    b.some((s) => s.agentMask.some((a, i) => i > 0 && a > 0)),
+  );
   const optimizer = new AdamW({
     lr: opts.lr,
     weightDecay: opts.weightDecay ?? 0.01,
