@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { ParsedCheckpoint } from "../model/checkpoint";
-import { chosenDecoding, num, usageOf } from "./args";
+import { chosenDecoding, commaList, num, usageOf } from "./args";
 
 describe("CLI usage", () => {
   it("is the header comment of the CLI's source, without comment markers", () => {
@@ -66,5 +66,13 @@ describe("num", () => {
     expect(() => num("temperature", "-1", false, 0)).toThrow(
       "--temperature must be a number of at least 0, got '-1'",
     );
+  });
+});
+
+describe("commaList", () => {
+  it("splits, trims and drops empty items", () => {
+    expect(commaList("a, b,,c ,")).toEqual(["a", "b", "c"]);
+    expect(commaList("")).toEqual([]);
+    expect(commaList(undefined)).toEqual([]);
   });
 });

@@ -87,6 +87,14 @@ export function num(name: string, value: unknown, integer = true, min = -Infinit
   return n;
 }
 
+/** A comma-separated flag's items, trimmed, empty ones dropped (`a, b,` is `["a", "b"]`). */
+export function commaList(value: unknown): string[] {
+  return String(value ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
 /**
  * A CLI's last resort: a bad flag or file prints `cli: message`; a failure inside tfjs's wasm (its
  * heap, say) keeps its stack. Exits 2.

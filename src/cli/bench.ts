@@ -16,7 +16,7 @@ import { build } from "vite";
 import type { BackendName } from "../model/backend";
 import { type BenchResult, benchModel } from "../model/bench";
 import { PRESETS, type PresetName, presetConfig } from "../model/config";
-import { exitOnError, num, parseCli } from "./args";
+import { commaList, exitOnError, num, parseCli } from "./args";
 import {
   type BrowserBenchResults,
   benchPageBuilt,
@@ -65,7 +65,6 @@ interface Unavailable {
 }
 
 const log = (line: string) => console.error(line);
-const list = (s: string) => s.split(",").filter(Boolean);
 
 function withRatios(rows: Omit<Row, "trainVsCpu">[]): Row[] {
   return rows.map((r) => {
@@ -119,7 +118,7 @@ async function main(): Promise<number> {
 
   const rows: Omit<Row, "trainVsCpu">[] = [];
   const unavailable: Unavailable[] = [];
-  for (const name of list(v.backends as string) as BackendName[]) {
+  for (const name of commaList(v.backends) as BackendName[]) {
     try {
       await selectCliBackend(name);
     } catch (e) {
@@ -144,7 +143,7 @@ async function main(): Promise<number> {
         context: browserOpts.contextTokens,
         newTokens: browserOpts.newTokens,
         reps: browserOpts.reps,
-        backends: list(v["browser-backends"] as string),
+        backends: commaList(v["browser-backends"]),
         url: v.url,
         timeoutMs,
         log: (line) => log(`chromium ${line}`),

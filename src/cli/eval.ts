@@ -26,7 +26,7 @@ import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
 import { evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
-import { chosenDecoding, exitOnError, num, parseCli } from "./args";
+import { chosenDecoding, commaList, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 
 const v = parseCli(import.meta.url, {
@@ -124,10 +124,7 @@ async function main(): Promise<void> {
     seed,
     samples,
     limit,
-    tasks: (v.tasks as string)
-      .split(",")
-      .map((x) => x.trim())
-      .filter(Boolean),
+    tasks: commaList(v.tasks),
     batchSize,
     ...(decoding === "grammar" ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });

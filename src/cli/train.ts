@@ -31,7 +31,7 @@ import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer, type TrainerOptions } from "../rl/trainer";
 import { saveTrainerStateToDir } from "../rl/trainerStateFs";
-import { chosenDecoding, exitOnError, num, parseCli } from "./args";
+import { chosenDecoding, commaList, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
 import { linesUpTo, resumable } from "./runDir";
 
@@ -104,14 +104,11 @@ async function main(): Promise<void> {
   const log = (msg: string) => {
     if (!v.json) console.log(msg);
   };
-  const finalSplits = (v["final-eval"] as string)
-    .split(",")
-    .filter(Boolean)
-    .map((x) => {
-      if (!(SPLITS as readonly string[]).includes(x))
-        throw new Error(`--final-eval: '${x}' is not a split (${SPLITS.join(", ")})`);
-      return x as Split;
-    });
+  const finalSplits = commaList(v["final-eval"]).map((x) => {
+    if (!(SPLITS as readonly string[]).includes(x))
+      throw new Error(`--final-eval: '${x}' is not a split (${SPLITS.join(", ")})`);
+    return x as Split;
+  });
   const backend = await selectCliBackend(v.backend as string);
   const start = (resume?.run.checkpoint ?? v.checkpoint) as string;
   const parsed = await readCheckpointDir(resume?.from ?? start);
