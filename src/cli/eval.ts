@@ -24,7 +24,7 @@ import { SPLITS, type Split } from "../env";
 import { modelFromCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir } from "../model/checkpointFs";
 import { argumentNll, valueNll } from "../rl/argumentNll";
-import { evaluatePolicy } from "../rl/evaluate";
+import { evalTasks, evaluatePolicy } from "../rl/evaluate";
 import { pointerChoice } from "../rl/pointerChoice";
 import { chosenDecoding, commaList, exitOnError, num, parseCli } from "./args";
 import { selectCliBackend } from "./nodeGpu";
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
   const nll = num("nll", v.nll, true, 0);
   const pointer = num("pointer", v.pointer, true, 0);
   const show = num("show", v.show, true, 0);
+  const tasks = commaList(v.tasks);
+  evalTasks(split, tasks); // an unknown task id is refused before the checkpoint loads
   await selectCliBackend(v.backend as string);
   const parsed = await readCheckpointDir(v.checkpoint as string);
   const decoding = chosenDecoding(v, parsed);
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
     seed,
     samples,
     limit,
-    tasks: commaList(v.tasks),
+    tasks,
     batchSize,
     ...(decoding === "grammar" ? { grammar: new ActionGrammar(tokenizer) } : {}),
   });
