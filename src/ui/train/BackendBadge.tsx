@@ -1,5 +1,5 @@
 import { CPU_DEMO, type Settings } from "../../worker/protocol";
-import { startNewRun, writeUrl } from "./session";
+import { applySettings, startNewRun } from "./session";
 import { useTrain } from "./store";
 
 /** Which backend trains, on which adapter; a selector to force another. */
@@ -8,8 +8,7 @@ export function BackendBadge() {
   const settings = useTrain((s) => s.settings);
   const webgpu = backend?.info.attempts.find((a) => a.name === "webgpu");
   const restart = async (next: Settings) => {
-    useTrain.getState().setSettings(next);
-    writeUrl(next);
+    applySettings(next);
     await startNewRun(next);
   };
   const force = (value: string) => restart({ ...settings, backend: value as Settings["backend"] });

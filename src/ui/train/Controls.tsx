@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { ALGORITHMS } from "../../rl/algorithms";
 import { parseSetting, type Settings } from "../../worker/protocol";
-import { startNewRun, training, writeUrl } from "./session";
+import { applySettings, startNewRun, training } from "./session";
 import { useTrain } from "./store";
 
 const NUMBER_FIELDS: {
@@ -44,8 +44,7 @@ export function Controls() {
     }
     setError(null);
     const next = { ...useTrain.getState().settings, [key]: r.value };
-    useTrain.getState().setSettings(next);
-    writeUrl(next);
+    applySettings(next);
     if (live || key === "speed") void training().update(next);
     else setDirty(true);
   };

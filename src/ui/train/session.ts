@@ -16,6 +16,12 @@ export async function startNewRun(settings: Settings): Promise<void> {
   await training().reset(settings, useTrain.getState().run.id);
 }
 
+/** Makes these the page's settings: in the store and in the URL. */
+export function applySettings(settings: Settings): void {
+  useTrain.getState().setSettings(settings);
+  writeUrl(settings);
+}
+
 /** Writes the settings into the URL (so a link restores them), keeping other parameters. */
 export function writeUrl(settings: Settings): void {
   const query = settingsToQuery(settings, location.search);
