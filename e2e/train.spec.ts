@@ -101,6 +101,32 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
   await page.screenshot({ path: "test-results/training.png", fullPage: true });
 });
 
+test("a run is live from its first batch of rollouts; a reset mid-iteration starts clean", async ({
+  page,
+}) => {
+  // Longer episodes than QUICK's: the first iteration takes a while here.
+  await page.goto("/?preset=tiny&backend=wasm&tasks=4&k=4&turns=10&evalEvery=0");
+  await ready(page);
+  await page.getByTestId("train-start").click();
+  await expect(page.getByTestId("phase")).toHaveText("running");
+  // Episodes show their turns while the first iteration is still being played.
+  await expect(page.getByTestId("live-episode").first()).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId("live-progress")).toContainText(/\d+\/16 episodes/);
+  expect(await iteration(page)).toBe(0);
+  // Reset mid-iteration: the old run stops, nothing of it lands in the new one.
+  await page.getByTestId("train-reset").click();
+  await ready(page);
+  await page.waitForTimeout(2000);
+  expect(await iteration(page)).toBe(0);
+  await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-points", "0");
+  await expect(page.getByTestId("live-episode")).toHaveCount(0);
+  // A step of the new run is its iteration 1, and its only point.
+  await page.getByTestId("train-step").click();
+  await expect.poll(() => iteration(page), { timeout: 120_000 }).toBe(1);
+  await expect(page.getByTestId("phase")).toHaveText("paused", { timeout: 30_000 });
+  await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-points", "1");
+});
+
 test("step runs exactly one iteration; a rollout's turns step with the arrow keys", async ({
   page,
 }) => {

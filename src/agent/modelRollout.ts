@@ -30,18 +30,27 @@ export interface RolloutOptions {
   concurrency?: number;
   /** Constrain every action to the action grammar (see ActionGrammar); default: free text. */
   grammar?: ActionGrammar;
-  /** Called after every round of decoding (each live episode took one turn): live progress. */
-  onRound?: (progress: RolloutProgress) => void;
+  /**
+   * Called after every batch of decoding (each episode of the batch took one turn): live progress.
+   * It is awaited, so a host can give its event loop a turn here (a worker then delivers its
+   * messages: progress to the page, a pause or a reset from it) before the next batch.
+   */
+  onRound?: (progress: RolloutProgress) => void | Promise<void>;
+  /**
+   * Checked after every batch: when it says true the rollouts end there, each unfinished episode
+   * evaluated as it stands (a host that resets mid-rollout does not wait for them).
+   */
+  stop?: () => boolean;
 }
 
-/** Where the rollouts stand after a round of decoding. */
+/** Where the rollouts stand after a batch of decoding. */
 export interface RolloutProgress {
   /** Episodes finished so far, of `total`. */
   finished: number;
   total: number;
   /** Action tokens sampled so far, over every episode. */
   tokens: number;
-  /** The episodes that took a turn this round: index into the task ids, turn (1-based), action. */
+  /** The episodes that took a turn in this batch: index into the task ids, turn (1-based), action. */
   stepped: SteppedEpisode[];
 }
 
@@ -108,6 +117,31 @@ export function chunks(sizes: readonly RowSize[], maxRows: number, heads: number
   return out;
 }
 
+/** A new episode of this task, before its first turn. */
+function startEpisode(id: string, index: number, tok: Tokenizer, opts: RolloutOptions): Live {
+  const episode = createEpisode(id, {
+    mode: opts.mode,
+    ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
+  });
+  return {
+    index,
+    episode,
+    traj: {
+      taskId: id,
+      promptText: episode.prompt,
+      prompt: promptTokens(tok, episode.prompt),
+      turns: [],
+      logprobs: [],
+      starts: [],
+      actions: [],
+      observations: [],
+    },
+    cache: null,
+    cacheStart: 0,
+    cachedTurns: 0,
+  };
+}
+
 interface Live {
   /** Index in the wave. */
   index: number;
@@ -140,6 +174,14 @@ export async function rollout(
   const counts = { finished: 0, tokens: 0 };
   const onRound = opts.onRound;
   for (let i = 0; i < taskIds.length; i += concurrency) {
+    if (i > 0 && opts.stop?.()) {
+      // Stopped between waves: the episodes not started yet end before their first turn.
+      for (const id of taskIds.slice(i)) {
+        const { episode, traj } = startEpisode(id, 0, tok, opts);
+        out.push({ ...traj, evaluation: episode.evaluate() });
+      }
+      continue;
+    }
     const wave = taskIds.slice(i, i + concurrency);
     // A wave's episodes are numbered from 0: their index in taskIds is i more.
     const report = onRound
@@ -162,36 +204,14 @@ async function rolloutWave(
   opts: RolloutOptions,
   rng: Rng,
   counts: { finished: number; tokens: number },
-  report?: (stepped: SteppedEpisode[]) => void,
+  report?: (stepped: SteppedEpisode[]) => void | Promise<void>,
 ): Promise<Trajectory[]> {
   const maxTokens = opts.maxActionTokens ?? MAX_ACTION_TOKENS;
   const budget = contextBudget(model.config.context);
   const batchSize = opts.batchSize ?? 16;
-  const live: Live[] = taskIds.map((id, index) => {
-    const episode = createEpisode(id, {
-      mode: opts.mode,
-      ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
-    });
-    return {
-      index,
-      episode,
-      traj: {
-        taskId: id,
-        promptText: episode.prompt,
-        prompt: promptTokens(tok, episode.prompt),
-        turns: [],
-        logprobs: [],
-        starts: [],
-        actions: [],
-        observations: [],
-      },
-      cache: null,
-      cacheStart: 0,
-      cachedTurns: 0,
-    };
-  });
+  const live = taskIds.map((id, index) => startEpisode(id, index, tok, opts));
   try {
-    while (live.some((l) => !l.episode.done)) {
+    rounds: while (live.some((l) => !l.episode.done)) {
       const active = live.filter((l) => !l.episode.done);
       const rows = active.map((l) => {
         const { traj } = l;
@@ -207,8 +227,8 @@ async function rolloutWave(
         return { cache: null, tokens: contextFor(traj.prompt, traj.turns, start, i) };
       });
       const sizes = rows.map((r) => ({ past: r.cache?.length ?? 0, fresh: r.tokens.length }));
-      const stepped: SteppedEpisode[] = [];
       for (const chunk of chunks(sizes, batchSize, model.config.nHeads)) {
+        const stepped: SteppedEpisode[] = [];
         const gen = await extendAndGenerate(
           model,
           chunk.map((i) => rows[i] as (typeof rows)[number]),
@@ -250,8 +270,9 @@ async function rolloutWave(
               done,
             });
         });
+        await report?.(stepped);
+        if (opts.stop?.()) break rounds;
       }
-      report?.(stepped);
     }
   } finally {
     for (const l of live) disposeCache(l.cache);

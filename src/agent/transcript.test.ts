@@ -78,7 +78,9 @@ describe("sampling and scoring agree", () => {
       maxTurns: 5,
       maxActionTokens: 24,
       concurrency: 2,
-      onRound: (p) => rounds.push(structuredClone(p)),
+      onRound: (p) => {
+        rounds.push(structuredClone(p));
+      },
     });
     // Live progress, across two waves: every turn reported once, in order, with its action.
     expect(rounds.map((p) => p.total)).toEqual(rounds.map(() => 3));
@@ -122,6 +124,53 @@ describe("sampling and scoring agree", () => {
     expect(dropped).toBe(true);
     expect(compared).toBeGreaterThan(100);
     expect(worst).toBeLessThan(1e-4);
+    model.dispose();
+  });
+
+  it("a stop ends the rollouts after the batch it is seen in; the rest end unplayed, nothing leaks", async () => {
+    const demos = collectDemonstrations("train", [0]).slice(0, 4);
+    const tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 200, minCount: 2 });
+    const model = new GPT(
+      {
+        vocabSize: tok.size,
+        context: 1024,
+        dModel: 16,
+        nLayers: 1,
+        nHeads: 2,
+        dMlp: 32,
+        prevToken: 1,
+        copyHead: false,
+        copyContinue: false,
+      },
+      4,
+    );
+    const ids = listTasks("train")
+      .slice(0, 4)
+      .map((t) => t.id);
+    const before = tf.memory().numTensors;
+    let batches = 0;
+    const trajs = await rollout(model, tok, ids, {
+      temperature: 1,
+      seed: 2,
+      mode: "train",
+      maxTurns: 6,
+      maxActionTokens: 8,
+      batchSize: 1,
+      concurrency: 2,
+      onRound: async () => {
+        batches++;
+        // A host gives its event loop a turn here.
+        await new Promise((r) => setTimeout(r, 0));
+      },
+      stop: () => batches >= 3,
+    });
+    expect(batches).toBe(3);
+    // Every task has its trajectory, in order: the first wave's two took 2 and 1 turns, the
+    // second wave never started.
+    expect(trajs.map((t) => t.taskId)).toEqual(ids);
+    expect(trajs.map((t) => t.turns.length)).toEqual([2, 1, 0, 0]);
+    for (const t of trajs) expect(t.evaluation.success).toBe(false);
+    expect(tf.memory().numTensors).toBe(before);
     model.dispose();
   });
 });

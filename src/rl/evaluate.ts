@@ -1,5 +1,5 @@
 import type { ActionGrammar } from "../agent/grammar";
-import { rollout, type Trajectory } from "../agent/modelRollout";
+import { type RolloutOptions, rollout, type Trajectory } from "../agent/modelRollout";
 import {
   listTasks,
   type Split,
@@ -27,6 +27,10 @@ export interface EvalOptions {
   maxActionTokens?: number;
   /** Decode every action under this action grammar. */
   grammar?: ActionGrammar;
+  /** Passed to the rollouts: awaited after every batch of decoding (a host's event loop turn). */
+  onRound?: RolloutOptions["onRound"];
+  /** Passed to the rollouts: ends them early (the result then covers unplayed episodes: discard it). */
+  stop?: RolloutOptions["stop"];
 }
 
 export interface EvalResult {
@@ -85,6 +89,8 @@ export async function evaluatePolicy(
     ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
     ...(opts.maxActionTokens ? { maxActionTokens: opts.maxActionTokens } : {}),
     ...(opts.grammar ? { grammar: opts.grammar } : {}),
+    ...(opts.onRound ? { onRound: opts.onRound } : {}),
+    ...(opts.stop ? { stop: opts.stop } : {}),
   });
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const results = trajectories.map((t) => ({

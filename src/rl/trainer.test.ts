@@ -414,6 +414,28 @@ describe("trainer", () => {
     model.dispose();
   });
 
+  it("gives the event loop a turn while it works: a stop from a timer lands mid-rollout, untrained", async () => {
+    // In a worker, the page's reset arrives as a message: it is handled only when the trainer
+    // gives the event loop a turn (a macrotask), not after the whole iteration.
+    const { t, model, events } = trainer({ rolloutBatch: 4 });
+    const before = model.weights().map((w) => Array.from(w.variable.dataSync()));
+    let sent = false;
+    t.on((e) => {
+      if (e.type !== "rollout-progress" || sent) return;
+      sent = true;
+      setTimeout(() => t.stop(), 0);
+    });
+    await t.run(1);
+    // The first of the round's four batches of decoding, then the stop: nothing scored or trained.
+    expect(events.filter((e) => e.type === "rollout-progress")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "minibatch")).toHaveLength(0);
+    const metrics = events.find((e) => e.type === "iteration");
+    expect(metrics?.type === "iteration" && metrics.metrics.stopped).toBe(true);
+    expect(model.weights().map((w) => Array.from(w.variable.dataSync()))).toEqual(before);
+    t.dispose();
+    model.dispose();
+  });
+
   it("a non-finite loss skips the step and restores the last good weights", async () => {
     const { t, model, events } = trainer({ algo: "reinforce", overrides: {} });
     const w = model.weights().find((x) => x.name === "lnf.g")?.variable as tf.Variable;

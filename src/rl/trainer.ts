@@ -186,6 +186,13 @@ interface Scored {
   values?: Float32Array;
 }
 
+/**
+ * Gives the event loop a turn (a macrotask): in a worker, the page's messages (pause, reset) and
+ * the batched events to it go through here, between decoding batches and minibatches, instead of
+ * waiting for the whole iteration (awaiting tensors' data resolves in microtasks on wasm and cpu).
+ */
+const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 /**
@@ -333,6 +340,7 @@ export class Trainer {
   }
 
   private async gate(): Promise<void> {
+    await nextTask();
     while (this.paused && this.stepsLeft === 0 && !this.stopRequested)
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -372,13 +380,16 @@ export class Trainer {
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
       ...(this.actionGrammar ? { grammar: this.actionGrammar } : {}),
-      onRound: (p) =>
+      onRound: async (p) => {
         this.emit({
           type: "rollout-progress",
           iteration: it,
           seconds: (performance.now() - t0) / 1000,
           ...p,
-        }),
+        });
+        await nextTask();
+      },
+      stop: () => this.stopRequested,
     });
     const rolloutSeconds = (performance.now() - t0) / 1000;
     const rewards = trajectories.map((t) => t.evaluation.reward);
@@ -414,7 +425,8 @@ export class Trainer {
     this.emit({ type: "rollouts", iteration: it, trajectories, groups, seconds: rolloutSeconds });
 
     const t1 = performance.now();
-    const keptIdx = trajectories.map((_, i) => i).filter((i) => kept[i]);
+    // Stopped during the rollouts (a reset): nothing is scored or trained.
+    const keptIdx = this.stopRequested ? [] : trajectories.map((_, i) => i).filter((i) => kept[i]);
     const context = this.model.config.context;
     // The minibatches of every epoch: all kept rollouts shuffled together, `size` at a time (the
     // fixed loss divisor).
@@ -454,7 +466,7 @@ export class Trainer {
       steps: 0,
       skipped: 0,
       aborted: false,
-      stopped: false,
+      stopped: this.stopRequested,
       trainTokens: 0,
       firstRatio: 1,
       firstClip: 0,
@@ -470,6 +482,7 @@ export class Trainer {
       this.options.microTokens,
       this.splitRows,
     )) {
+      await nextTask();
       const s = await this.score(mb);
       stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
       entropies.push(s.entropy);
@@ -600,7 +613,7 @@ export class Trainer {
       behaviour: behaviourStats(trajectories.map(episodeText)),
       tasks: taskOutcomes(trajectories),
     };
-    if (this.options.tokenStats) {
+    if (this.options.tokenStats && !this.stopRequested) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;
       const tokenStats = await trajectoryTokenStats(
         this.model,
@@ -613,7 +626,8 @@ export class Trainer {
       this.emit({ type: "token-stats", iteration: it, stats: tokenStats });
     }
     this.emit({ type: "iteration", metrics });
-    if (this.options.evalEvery > 0 && it % this.options.evalEvery === 0) await this.evaluate();
+    if (this.options.evalEvery > 0 && it % this.options.evalEvery === 0 && !this.stopRequested)
+      await this.evaluate();
     return metrics;
   }
 
@@ -627,6 +641,8 @@ export class Trainer {
       ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
       ...(this.options.maxActionTokens ? { maxActionTokens: this.options.maxActionTokens } : {}),
       ...(this.actionGrammar ? { grammar: this.actionGrammar } : {}),
+      onRound: nextTask,
+      stop: () => this.stopRequested,
     });
     this.emit({ type: "eval", iteration: this.iteration, result });
     return result;

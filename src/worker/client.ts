@@ -1,10 +1,10 @@
 /** The page's handle on the training worker (comlink). The only place the UI meets the trainer. */
 import * as Comlink from "comlink";
-import type { TrainingApi, WorkerEvent } from "./protocol";
+import type { EventListener, TrainingApi } from "./protocol";
 
 export type TrainingClient = Comlink.Remote<TrainingApi>;
 
-export function startTrainingWorker(onEvents: (events: WorkerEvent[]) => void): {
+export function startTrainingWorker(onEvents: EventListener): {
   api: TrainingClient;
   terminate: () => void;
 } {

@@ -25,6 +25,7 @@ import { Trainer, type TrainerEvent } from "../rl/trainer";
 import { decodeTrainerState, encodeTrainerState } from "../rl/trainerState";
 import {
   type CheckpointInfo,
+  type EventListener,
   type GroupView,
   type ResumeInfo,
   type Settings,
@@ -83,8 +84,9 @@ export function trajectoryView(
 }
 
 export class TrainingHost implements TrainingApi {
-  private listener: ((events: WorkerEvent[]) => void) | null = null;
-  private queue: WorkerEvent[] = [];
+  private listener: EventListener | null = null;
+  /** Events not sent yet, each with the run it belongs to (the run id current when emitted). */
+  private queue: { run: string | null; event: WorkerEvent }[] = [];
   private flushScheduled = false;
   private model: GPT | null = null;
   private tokenizer: Tokenizer | null = null;
@@ -101,20 +103,29 @@ export class TrainingHost implements TrainingApi {
 
   constructor(private readonly options: HostOptions) {}
 
-  subscribe(listener: (events: WorkerEvent[]) => void): void {
+  subscribe(listener: EventListener): void {
     this.listener = listener;
   }
 
-  /** Events go out in batches (one message per macrotask), so the page renders once per batch. */
+  /**
+   * Events go out in batches (one message per macrotask), so the page renders once per batch; a
+   * batch holds one run's events (a reset's old run may still emit while it stops).
+   */
   private emit(event: WorkerEvent): void {
-    this.queue.push(event);
+    this.queue.push({ run: this.runId, event });
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     setTimeout(() => {
       this.flushScheduled = false;
-      const batch = this.queue;
+      const queued = this.queue;
       this.queue = [];
-      this.listener?.(batch);
+      for (let i = 0; i < queued.length; ) {
+        const run = queued[i]?.run ?? null;
+        const events: WorkerEvent[] = [];
+        for (; i < queued.length && (queued[i]?.run ?? null) === run; i++)
+          events.push((queued[i] as (typeof queued)[number]).event);
+        this.listener?.(events, run);
+      }
     }, 0);
   }
 

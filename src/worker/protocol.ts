@@ -192,7 +192,7 @@ export type WorkerEvent =
   | { type: "status"; phase: Phase; message: string }
   | { type: "backend"; info: BackendInfo; params: number; preset: Preset }
   | { type: "iteration-start"; iteration: number; tasks: string[] }
-  /** After each round of decoding: episodes finished, tokens sampled, the turns just taken. */
+  /** After each batch of decoding: episodes finished, tokens sampled, the turns just taken. */
   | Extract<TrainerEvent, { type: "rollout-progress" }>
   | { type: "rollouts"; iteration: number; groups: GroupView[]; trajectories: TrajectoryView[] }
   | {
@@ -222,9 +222,16 @@ export interface ResumeInfo {
   detail: string;
 }
 
+/**
+ * Receives a batch of one run's events: `run` is the run id the worker was reset to when they were
+ * emitted (null before any). After a reset the old run may still emit while it stops: a page
+ * applies only its current run's events.
+ */
+export type EventListener = (events: WorkerEvent[], run: string | null) => void;
+
 /** What the worker exposes (every method is async across the boundary). */
 export interface TrainingApi {
-  subscribe(listener: (events: WorkerEvent[]) => void): void;
+  subscribe(listener: EventListener): void;
   /**
    * (Re)builds the model and trainer from settings; resolves when ready. With a run id, a resume
    * point is saved for that run after every finished iteration (see resume).

@@ -6,7 +6,11 @@ import { useTrain } from "./store";
 let client: TrainingClient | null = null;
 
 export function training(): TrainingClient {
-  client ??= startTrainingWorker((events) => useTrain.getState().apply(events)).api;
+  client ??= startTrainingWorker((events, run) => {
+    // A run the page has moved on from (a reset while it was stopping) is not shown.
+    const state = useTrain.getState();
+    if (run === null || run === state.run.id) state.apply(events);
+  }).api;
   return client;
 }
 
