@@ -144,10 +144,10 @@ test("step runs exactly one iteration; a rollout's turns step with the arrow key
   await expect(group.getByTestId("rollout-card")).toHaveCount(2);
   await expect(page.getByTestId("group-formula")).toContainText("Leave-one-out");
   await group.getByTestId("rollout-card").nth(1).click();
-  const player = page.getByTestId("episode-player");
   await expect(page.getByTestId("turn-index")).toHaveText(/turn 1 \/ [12]/);
   const total = Number((await page.getByTestId("turn-index").textContent())?.split("/")[1]);
-  await player.focus();
+  // The card's click hands the arrow keys to the player.
+  await expect(page.getByTestId("episode-player")).toBeFocused();
   await page.keyboard.press("ArrowRight");
   await expect(page.getByTestId("turn-index")).toHaveText(`turn ${Math.min(2, total)} / ${total}`);
   await expect(page.getByTestId("episode-tests")).toBeVisible();

@@ -106,7 +106,7 @@ export function runTests(
     tests.push({
       name: "finished with supervisor.complete_task within the turn budget",
       passed: false,
-      message: "the episode ran out of turns",
+      message: "the episode ended without it (out of turns, or stopped)",
     });
   const passed = tests.filter((t) => t.passed).length;
   const success = completed && passed === tests.length;

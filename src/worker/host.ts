@@ -30,6 +30,7 @@ import {
   type ResumeInfo,
   type Settings,
   SPEED_DELAY,
+  TINY_TURNS,
   type TrainingApi,
   type TrajectoryView,
   type WorkerEvent,
@@ -194,7 +195,8 @@ export class TrainingHost implements TrainingApi {
       temperature: settings.temperature,
       evalEvery: settings.evalEvery,
       evalLimit: settings.evalLimit,
-      maxTurns: settings.turns || (tiny ? 2 : 0),
+      // 0: the rollout's mode decides (40 turns to train, 50 to evaluate).
+      maxTurns: settings.turns || (tiny ? TINY_TURNS : 0),
       maxActionTokens: tiny ? 16 : 0,
       rolloutBatch: 16,
       tokenStats: true,

@@ -2,7 +2,7 @@
  * The typed layer between the page and the training worker: settings (and their URL form), the
  * events the worker streams, and the API it exposes through comlink. Plain data only.
  */
-import type { TestResult } from "../env";
+import { type TestResult, TRAIN_MAX_TURNS } from "../env";
 import type { BackendInfo, BackendName } from "../model/backend";
 import { ALGORITHM_NAMES } from "../rl/algorithms";
 import type { EvalResult } from "../rl/evaluate";
@@ -28,7 +28,7 @@ export interface Settings {
   speed: Speed;
   /** base = the shipped checkpoint; tiny = a tiny untrained model (quick demos and tests). */
   preset: Preset;
-  /** Turn budget per training episode (0 = the paper's 40). */
+  /** Turn budget per training episode (0 = the preset's: the paper's 40, the tiny model's 2). */
   turns: number;
   /** Evaluate on dev every N iterations (0 = never), on the first `evalLimit` tasks (0 = all). */
   evalEvery: number;
@@ -73,6 +73,14 @@ export const DEFAULT_SETTINGS: Settings = {
 export const CPU_DEMO: Partial<Settings> = { seed: 22, pool: 2, tasks: 2, k: 4, evalEvery: 0 };
 
 /** Pause between iterations for each speed (ms). */
+/** The tiny preset's turn budget when `turns` is 0 (its untrained model would only ramble on). */
+export const TINY_TURNS = 2;
+
+/** The turn budget of a training episode under these settings (`turns`, or the preset's). */
+export function turnBudget(settings: Pick<Settings, "turns" | "preset">): number {
+  return settings.turns || (settings.preset === "tiny" ? TINY_TURNS : TRAIN_MAX_TURNS);
+}
+
 export const SPEED_DELAY: Record<Speed, number> = { fast: 0, normal: 500, slow: 2000 };
 
 type Rule =

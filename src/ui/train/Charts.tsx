@@ -7,11 +7,11 @@ export function Charts() {
   const metrics = useTrain((s) => s.metrics);
   const evals = useTrain((s) => s.evals);
   const overlay = useTrain((s) => s.overlay);
-  const { evalEvery, evalLimit } = useTrain((s) => s.settings);
+  const { evalEvery, evalLimit } = useTrain((s) => s.run.settings);
   const d = useMemo(() => {
     const n = Math.max(metrics.length, overlay?.metrics.length ?? 0);
     const x = Array.from({ length: n }, (_, i) => i + 1);
-    const at = (ms: typeof metrics, f: (m: (typeof metrics)[number]) => number) =>
+    const at = (ms: typeof metrics, f: (m: (typeof metrics)[number]) => number | null) =>
       x.map((i) => {
         const m = ms.find((mm) => mm.iteration === i);
         return m ? f(m) : null;
@@ -42,12 +42,13 @@ export function Charts() {
         ev(evals, (r) => r.sgc),
         ...(overlay ? [ev(oe, (r) => r.tgc)] : []),
       ],
+      // An iteration that trained nothing (every group flat) has no loss or entropy: a gap, not 0.
       loss: [
-        at(metrics, (m) => m.policyLoss),
-        at(metrics, (m) => m.clipFraction),
-        at(metrics, (m) => m.approxKl),
+        at(metrics, (m) => (m.steps > 0 ? m.policyLoss : null)),
+        at(metrics, (m) => (m.steps > 0 ? m.clipFraction : null)),
+        at(metrics, (m) => (m.steps > 0 ? m.approxKl : null)),
       ],
-      entropy: [at(metrics, (m) => m.entropy)],
+      entropy: [at(metrics, (m) => (m.steps > 0 ? m.entropy : null))],
       speed: [
         at(metrics, (m) => m.sampleTokensPerSecond),
         at(metrics, (m) => m.trainTokensPerSecond),

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { ALGORITHMS } from "../../rl/algorithms";
-import { parseSetting, type Settings } from "../../worker/protocol";
+import { parseSetting, type Settings, turnBudget } from "../../worker/protocol";
 import { applySettings, startNewRun, training } from "./session";
 import { useTrain } from "./store";
 
@@ -19,7 +19,7 @@ const NUMBER_FIELDS: {
   { key: "epochs", label: "epochs", testid: "epochs-input" },
   { key: "temperature", label: "temperature", testid: "temperature-input", step: "any" },
   { key: "seed", label: "seed", testid: "seed-input" },
-  { key: "turns", label: "turn budget (0 = 40)", testid: "turns-input" },
+  { key: "turns", label: "turn budget", testid: "turns-input" },
   { key: "evalEvery", label: "eval every", testid: "eval-every-input" },
 ];
 
@@ -122,16 +122,20 @@ export function Controls() {
         </label>
         {NUMBER_FIELDS.map((f) => (
           <label key={f.key}>
-            {f.label}
+            {f.key === "turns"
+              ? `${f.label} (0 = ${turnBudget({ ...settings, turns: 0 })})`
+              : f.label}
             <input
               data-testid={f.testid}
               type="number"
               step={f.step ?? "1"}
               value={drafts[f.key] ?? String(settings[f.key])}
               onChange={(e) => change(f.key, e.target.value, f.live)}
-              onBlur={() =>
-                setDrafts((d) => ({ ...d, [f.key]: String(useTrain.getState().settings[f.key]) }))
-              }
+              onBlur={() => {
+                // The field shows the setting in force again, so a refusal of its draft is gone too.
+                setDrafts((d) => ({ ...d, [f.key]: String(useTrain.getState().settings[f.key]) }));
+                setError(null);
+              }}
             />
           </label>
         ))}

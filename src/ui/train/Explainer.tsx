@@ -2,7 +2,8 @@ import { useTrain } from "./store";
 
 /** A short guided explanation of LOOP next to the live numbers. */
 export function Explainer() {
-  const s = useTrain((st) => st.settings);
+  // The run in force (the page's settings apply from the next reset).
+  const s = useTrain((st) => st.run.settings);
   const last = useTrain((st) => st.metrics.at(-1));
   return (
     <section className="explainer" data-testid="explainer">

@@ -40,7 +40,7 @@ export function LiveRollouts() {
               <span>{e.taskId}</span>
               <span className="muted">
                 turn {e.turn}
-                {e.done ? " ✓ ended" : ""}
+                {e.done ? " · ended" : ""}
               </span>
               <code title={e.action}>{e.action}</code>
             </div>

@@ -9,7 +9,8 @@ export function RolloutGroup() {
   const gi = useTrain((s) => s.group);
   const selected = useTrain((s) => s.trajectory);
   const iteration = useTrain((s) => s.rolloutIteration);
-  const algo = useTrain((s) => s.settings.algo);
+  // The settings the shown iteration ran with (the page's may have changed since, until a reset).
+  const algo = useTrain((s) => s.run.settings.algo);
   const select = useTrain((s) => s.select);
   const g = groups[gi];
   if (!g)
@@ -58,7 +59,11 @@ export function RolloutGroup() {
               key={m}
               data-testid="rollout-card"
               className={`rollout ${m === selected ? "selected" : ""} ${g.kept[i] ? "" : "filtered"}`}
-              onClick={() => select({ trajectory: m, turn: 0 })}
+              onClick={() => {
+                select({ trajectory: m, turn: 0 });
+                // The player takes the arrow keys next (← → step the turns of this rollout).
+                document.querySelector<HTMLElement>('[data-testid="episode-player"]')?.focus();
+              }}
             >
               <span className="k">#{i + 1}</span>
               <span>R = {f2(g.rewards[i] as number)}</span>

@@ -53,10 +53,14 @@ export function Runs() {
       setMessage({ ok: false, text: `Refused ${file.name}: ${parsed.error}` });
       return;
     }
+    // Told apart from the run it was exported from, and from other imports of the same file.
     const exists = runs.some((r) => r.id === parsed.run.id);
-    const stored = exists
-      ? { ...parsed.run, id: `${parsed.run.id}-import-${Date.now()}` }
-      : parsed.run;
+    const at = new Date().toTimeString().slice(0, 8);
+    const stored = {
+      ...parsed.run,
+      id: exists ? `${parsed.run.id}-import-${Date.now()}` : parsed.run.id,
+      name: `${parsed.run.name} (imported ${at})`,
+    };
     await saveRun(stored);
     await refresh();
     setMessage({ ok: true, text: `Imported ${stored.name}` });

@@ -3,9 +3,11 @@
  * JSON export/import. An imported file is checked in full before anything is stored.
  */
 import { createStore, del, entries, set, type UseStore } from "idb-keyval";
+import type { BehaviourStats } from "../../rl/behaviour";
 import type { EvalResult } from "../../rl/evaluate";
 import type { IterationMetrics } from "../../rl/trainer";
 import {
+  DEFAULT_SETTINGS,
   parseSetting,
   SETTING_RULES,
   type Settings,
@@ -53,6 +55,34 @@ export async function listRuns(): Promise<RunRecord[]> {
 const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
 
+/** What the page reads of an iteration's metrics (the charts of a run continued or overlaid). */
+const METRIC_FIELDS = [
+  "iteration",
+  "meanReward",
+  "successRate",
+  "filteredShare",
+  "policyLoss",
+  "clipFraction",
+  "approxKl",
+  "entropy",
+  "steps",
+  "sampleTokensPerSecond",
+  "trainTokensPerSecond",
+] as const satisfies readonly (keyof IterationMetrics)[];
+const BEHAVIOUR_FIELDS = [
+  "docLookupsPerRollout",
+  "assumptionsPerRollout",
+  "giveUpRate",
+  "turnsPerEpisode",
+] as const satisfies readonly (keyof BehaviourStats)[];
+
+/** The first of these fields that is not a finite number ("no object" if x is none), or null. */
+function missingNumbers(x: unknown, fields: readonly string[]): string | null {
+  if (!isObject(x)) return "no object";
+  const bad = fields.find((f) => typeof x[f] !== "number" || !Number.isFinite(x[f]));
+  return bad === undefined ? null : `${bad} is not a number`;
+}
+
 /** Checks a run read from a file or the database; says what is wrong. */
 export function checkRun(x: unknown): { ok: true; run: RunRecord } | { ok: false; error: string } {
   if (!isObject(x)) return { ok: false, error: "a run file is a JSON object" };
@@ -64,13 +94,19 @@ export function checkRun(x: unknown): { ok: true; run: RunRecord } | { ok: false
   if (!isObject(x.settings)) return { ok: false, error: "the run has no settings" };
   const settings = x.settings as Record<string, unknown>;
   for (const key of Object.keys(SETTING_RULES) as (keyof Settings)[]) {
-    const r = parseSetting(key, String(settings[key]));
+    const value = settings[key];
+    if (typeof value !== typeof DEFAULT_SETTINGS[key])
+      return { ok: false, error: `settings: ${key} is not a ${typeof DEFAULT_SETTINGS[key]}` };
+    const r = parseSetting(key, String(value));
     if (!r.ok) return { ok: false, error: `settings: ${r.error}` };
   }
   if (!Array.isArray(x.metrics)) return { ok: false, error: "the run has no metrics list" };
-  for (const [i, m] of x.metrics.entries())
-    if (!isObject(m) || typeof m.iteration !== "number" || typeof m.meanReward !== "number")
-      return { ok: false, error: `metrics[${i}] is not an iteration's metrics` };
+  for (const [i, m] of x.metrics.entries()) {
+    const missing =
+      missingNumbers(m, METRIC_FIELDS) ?? missingNumbers(m?.behaviour, BEHAVIOUR_FIELDS);
+    if (missing !== null)
+      return { ok: false, error: `metrics[${i}] is not an iteration's metrics (${missing})` };
+  }
   if (!Array.isArray(x.evals)) return { ok: false, error: "the run has no evals list" };
   for (const [i, e] of x.evals.entries())
     if (

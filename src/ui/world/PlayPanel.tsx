@@ -29,6 +29,9 @@ function TestResults({ evaluation }: { evaluation: Evaluation }) {
         <span>
           reward <span data-testid="play-reward">{evaluation.reward.toFixed(2)}</span> · {passed}/
           {evaluation.tests.length} tests passed
+          {evaluation.reward === 0 && passed > 0
+            ? " (no reward without supervisor.complete_task)"
+            : ""}
         </span>
       </div>
       <ul>

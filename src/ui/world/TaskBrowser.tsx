@@ -73,11 +73,12 @@ export function TaskBrowser({
         <table className="wp-table wp-task-table" data-testid="task-table">
           <thead>
             <tr>
+              {/* first, so it is in view however wide the instruction column grows */}
+              <th />
               <th>id</th>
               <th title="difficulty">d</th>
               <th>apps</th>
               <th>instruction</th>
-              <th />
             </tr>
           </thead>
           <tbody>
@@ -88,12 +89,6 @@ export function TaskBrowser({
                 data-task={t.id}
                 className={t.id === current ? "wp-current" : undefined}
               >
-                <td title={t.id}>
-                  <code>{t.id}</code>
-                </td>
-                <td>{t.difficulty}</td>
-                <td>{t.apps.join(", ")}</td>
-                <td className="wp-wrap">{t.instruction}</td>
                 <td>
                   <button
                     type="button"
@@ -104,6 +99,12 @@ export function TaskBrowser({
                     play
                   </button>
                 </td>
+                <td title={t.id}>
+                  <code>{t.id}</code>
+                </td>
+                <td>{t.difficulty}</td>
+                <td>{t.apps.join(", ")}</td>
+                <td className="wp-wrap">{t.instruction}</td>
               </tr>
             ))}
           </tbody>
