@@ -16,7 +16,14 @@ export function App() {
     const q = params.toString();
     history.replaceState(null, "", `${location.pathname}${q ? `?${q}` : ""}${location.hash}`);
     setTabState(next);
+    setOpened((o) => ({ ...o, [next]: true }));
   };
+  // A tab, once opened, stays mounted (hidden when not shown): a hand-played episode or the
+  // training views survive a look at the other tab.
+  const [opened, setOpened] = useState<Record<Tab, boolean>>({
+    train: tab === "train",
+    world: tab === "world",
+  });
   return (
     <main className="app">
       <header className="app-header">
@@ -43,7 +50,16 @@ export function App() {
           </button>
         </nav>
       </header>
-      {tab === "world" ? <WorldPanel /> : <TrainPanel />}
+      {opened.train ? (
+        <div hidden={tab !== "train"}>
+          <TrainPanel />
+        </div>
+      ) : null}
+      {opened.world ? (
+        <div hidden={tab !== "world"}>
+          <WorldPanel />
+        </div>
+      ) : null}
     </main>
   );
 }

@@ -107,6 +107,8 @@ export const SETTING_RULES: Record<keyof Settings, Rule> = {
   grammar: { kind: "enum", values: ["off", "on"] },
 };
 
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+
 /** One setting from text, or an error message (the value is refused, nothing else changes). */
 export function parseSetting<K extends keyof Settings>(
   key: K,
@@ -118,7 +120,8 @@ export function parseSetting<K extends keyof Settings>(
     return { ok: false, error: `${key} must be one of ${rule.values.join(", ")}` };
   }
   const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n) || (rule.kind === "int" && !Number.isInteger(n)))
+  // Decimal notation only (Number() would also read "0x10", "0b1" and "" as numbers).
+  if (!DECIMAL.test(text) || !Number.isFinite(n) || (rule.kind === "int" && !Number.isInteger(n)))
     return {
       ok: false,
       error: `${key} must be ${rule.kind === "int" ? "an integer" : "a number"}`,

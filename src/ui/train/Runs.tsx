@@ -210,7 +210,7 @@ export function Runs() {
               .exportCheckpoint()
               .then((bytes) =>
                 download(
-                  `loop-${run.settings.algo}-iter${done}.ckpt`,
+                  `${run.settings.algo}-seed${run.settings.seed}-iter${done}.ckpt`,
                   bytes.slice().buffer,
                   "application/octet-stream",
                 ),

@@ -7,7 +7,7 @@ import { Explainer } from "./Explainer";
 import { LiveRollouts } from "./LiveRollouts";
 import { RolloutGroup } from "./RolloutGroup";
 import { Runs } from "./Runs";
-import { training } from "./session";
+import { training, writeUrl } from "./session";
 import { useTrain } from "./store";
 import { TaskGrid } from "./TaskGrid";
 import "./train.css";
@@ -23,7 +23,9 @@ export function TrainPanel() {
   useEffect(() => {
     if (started) return;
     started = true;
-    const { settings, run } = useTrain.getState();
+    const { settings, run, settingsErrors } = useTrain.getState();
+    // The URL says what is in force: a refused value is replaced by the setting used instead.
+    if (settingsErrors.length) writeUrl(settings);
     void training().reset(settings, run.id);
   }, []);
   return (

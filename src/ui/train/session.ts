@@ -16,7 +16,15 @@ export function training(): TrainingClient {
 
 /** Starts a new run of these settings: the page's views cleared, the worker reset to them. */
 export async function startNewRun(settings: Settings): Promise<void> {
+  const previous = useTrain.getState().done;
   useTrain.getState().newRun(settings);
+  // A reset, a backend change or the CPU demo all start over: say where the old run went.
+  if (previous > 0)
+    useTrain.setState({
+      warnings: [
+        `A new run started; the previous one (${previous} iteration${previous > 1 ? "s" : ""}) is kept under Runs, where it can be continued or overlaid.`,
+      ],
+    });
   await training().reset(settings, useTrain.getState().run.id);
 }
 
