@@ -109,6 +109,8 @@ export function Runs() {
         <button
           type="button"
           data-testid="run-export"
+          disabled={run.metrics.length === 0}
+          title={run.metrics.length === 0 ? "after its first iteration" : undefined}
           onClick={() => download(`${run.id}.json`, JSON.stringify(run), "application/json")}
         >
           Export this run
@@ -185,9 +187,11 @@ export function Runs() {
         </button>
         <select
           data-testid="checkpoint-list"
+          aria-label="checkpoints saved in this browser"
           value={chosen}
           onChange={(e) => setChosen(e.target.value)}
         >
+          {checkpoints.length === 0 ? <option value="">none saved yet</option> : null}
           {checkpoints.map((c) => (
             <option key={c.key} value={c.key} disabled={!c.ok}>
               {c.key} {c.ok ? "" : "(unreadable)"}
