@@ -101,7 +101,7 @@ test("LOOP trains: iterations land in the charts while the page stays responsive
   await page.screenshot({ path: "test-results/training.png", fullPage: true });
 });
 
-test("a run is live from its first batch of rollouts; a reset mid-iteration starts clean", async ({
+test("a run is live from its first batch of rollouts; pause holds it midway; a reset starts clean", async ({
   page,
 }) => {
   // Longer episodes than QUICK's: the first iteration takes a while here.
@@ -112,6 +112,14 @@ test("a run is live from its first batch of rollouts; a reset mid-iteration star
   // Episodes show their turns while the first iteration is still being played.
   await expect(page.getByTestId("live-episode").first()).toBeVisible({ timeout: 60_000 });
   await expect(page.getByTestId("live-progress")).toContainText(/\d+\/16 episodes/);
+  expect(await iteration(page)).toBe(0);
+  // Pause mid-iteration: the rollouts hold (after the batch in progress).
+  await page.getByTestId("train-pause").click();
+  await expect(page.getByTestId("phase")).toHaveText("paused");
+  await page.waitForTimeout(1500);
+  const held = (await page.getByTestId("live-progress").textContent()) ?? "";
+  await page.waitForTimeout(2000);
+  await expect(page.getByTestId("live-progress")).toHaveText(held);
   expect(await iteration(page)).toBe(0);
   // Reset mid-iteration: the old run stops, nothing of it lands in the new one.
   await page.getByTestId("train-reset").click();

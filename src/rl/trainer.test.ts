@@ -436,6 +436,30 @@ describe("trainer", () => {
     model.dispose();
   });
 
+  it("a pause holds the rollouts midway; a step then finishes exactly that iteration", async () => {
+    const { t, model, events } = trainer({ rolloutBatch: 4 });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    let paused = false;
+    t.on((e) => {
+      if (e.type !== "rollout-progress" || paused) return;
+      paused = true;
+      t.pause();
+    });
+    const running = t.run(3);
+    await sleep(300);
+    expect(events.filter((e) => e.type === "rollout-progress")).toHaveLength(1);
+    expect(t.iteration).toBe(0);
+    t.step();
+    while (t.iteration < 1) await sleep(20);
+    await sleep(300);
+    expect(t.iteration).toBe(1);
+    t.stop();
+    await running;
+    expect(events.filter((e) => e.type === "iteration")).toHaveLength(1);
+    t.dispose();
+    model.dispose();
+  });
+
   it("a non-finite loss skips the step and restores the last good weights", async () => {
     const { t, model, events } = trainer({ algo: "reinforce", overrides: {} });
     const w = model.weights().find((x) => x.name === "lnf.g")?.variable as tf.Variable;

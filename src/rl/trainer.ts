@@ -323,13 +323,16 @@ export class Trainer {
     this.wake?.();
   }
 
-  /** While paused: run exactly one more iteration, then pause again. */
+  /**
+   * While paused: run to the end of an iteration, then pause again (the next one when paused
+   * between iterations, the one in progress when paused midway).
+   */
   step(): void {
     this.stepsLeft = 1;
     this.wake?.();
   }
 
-  /** Stop at the next minibatch boundary; `run` then returns. */
+  /** Stop at the next batch of decoding or minibatch; `run` then returns. */
   stop(): void {
     this.stopRequested = true;
     this.wake?.();
@@ -356,7 +359,8 @@ export class Trainer {
       if (this.stopRequested) return;
       const stepping = this.paused && this.stepsLeft > 0;
       await this.iterate();
-      if (stepping) this.stepsLeft = 0;
+      // A step spent finishing an iteration paused midway counts as the step.
+      if (stepping || this.paused) this.stepsLeft = 0;
       if (this.stopRequested) return;
     }
   }
@@ -387,7 +391,8 @@ export class Trainer {
           seconds: (performance.now() - t0) / 1000,
           ...p,
         });
-        await nextTask();
+        // A pause holds the rollouts here (their caches kept) until play, step or stop.
+        await this.gate();
       },
       stop: () => this.stopRequested,
     });

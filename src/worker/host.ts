@@ -305,7 +305,7 @@ export class TrainingHost implements TrainingApi {
 
   async pause(): Promise<void> {
     this.requireTrainer().pause();
-    this.emit({ type: "status", phase: "paused", message: "pausing after this minibatch" });
+    this.emit({ type: "status", phase: "paused", message: "pausing at the next batch" });
   }
 
   async step(): Promise<void> {
