@@ -271,7 +271,11 @@ async function rolloutWave(
             });
         });
         await report?.(stepped);
-        if (opts.stop?.()) break rounds;
+        if (opts.stop?.()) {
+          // The round's later batches did not play: their context starts are not turns.
+          for (const l of active) l.traj.starts.length = l.traj.turns.length;
+          break rounds;
+        }
       }
     }
   } finally {

@@ -169,6 +169,7 @@ describe("sampling and scoring agree", () => {
     // second wave never started.
     expect(trajs.map((t) => t.taskId)).toEqual(ids);
     expect(trajs.map((t) => t.turns.length)).toEqual([2, 1, 0, 0]);
+    for (const t of trajs) expect(t.starts).toHaveLength(t.turns.length);
     for (const t of trajs) expect(t.evaluation.success).toBe(false);
     expect(tf.memory().numTensors).toBe(before);
     model.dispose();

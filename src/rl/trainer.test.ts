@@ -460,6 +460,27 @@ describe("trainer", () => {
     model.dispose();
   });
 
+  it("a step given after a pause that no gate held (during the evaluation) runs the next iteration", async () => {
+    const { t, model, events } = trainer({ tasks: 1, k: 2, evalEvery: 1, evalLimit: 1 });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    t.on((e) => {
+      // The iteration's update is done and its evaluation is about to run: pause, then step.
+      if (e.type === "iteration" && e.metrics.iteration === 1) {
+        t.pause();
+        t.step();
+      }
+    });
+    const running = t.run(5);
+    for (let waited = 0; t.iteration < 2 && waited < 60_000; waited += 50) await sleep(50);
+    await sleep(300);
+    expect(t.iteration).toBe(2);
+    t.stop();
+    await running;
+    expect(events.filter((e) => e.type === "eval")).toHaveLength(2);
+    t.dispose();
+    model.dispose();
+  });
+
   it("a non-finite loss skips the step and restores the last good weights", async () => {
     const { t, model, events } = trainer({ algo: "reinforce", overrides: {} });
     const w = model.weights().find((x) => x.name === "lnf.g")?.variable as tf.Variable;

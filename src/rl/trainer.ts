@@ -191,7 +191,21 @@ interface Scored {
  * the batched events to it go through here, between decoding batches and minibatches, instead of
  * waiting for the whole iteration (awaiting tensors' data resolves in microtasks on wasm and cpu).
  */
-const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+const nextTask = (): Promise<void> =>
+  new Promise((resolve) => {
+    // A browser clamps chained timers to 4 ms, so there a message; Node's setTimeout(0) is not
+    // clamped, and it keeps a timer set before it (a test's) first.
+    if ("process" in globalThis || typeof MessageChannel !== "function") {
+      setTimeout(resolve, 0);
+      return;
+    }
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
@@ -215,6 +229,9 @@ export class Trainer {
   private paused = false;
   private stepsLeft = 0;
   private stopRequested = false;
+  /** A gate of the iteration in progress let it through on a step (see run). */
+  private stepTaken = false;
+  private iterating = false;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -342,6 +359,11 @@ export class Trainer {
     return this.paused;
   }
 
+  /** Between the start and the end of `iterate` (its rollouts, caches and old log-probs are live). */
+  get inIteration(): boolean {
+    return this.iterating;
+  }
+
   private async gate(): Promise<void> {
     await nextTask();
     while (this.paused && this.stepsLeft === 0 && !this.stopRequested)
@@ -349,18 +371,20 @@ export class Trainer {
         this.wake = resolve;
       });
     this.wake = null;
+    if (this.paused && this.stepsLeft > 0) this.stepTaken = true;
   }
 
   /** Runs up to n iterations, honouring pause / step / stop. */
   async run(n: number): Promise<void> {
     this.stopRequested = false;
     for (let i = 0; i < n; i++) {
+      this.stepTaken = false;
       await this.gate();
       if (this.stopRequested) return;
-      const stepping = this.paused && this.stepsLeft > 0;
       await this.iterate();
-      // A step spent finishing an iteration paused midway counts as the step.
-      if (stepping || this.paused) this.stepsLeft = 0;
+      // The step that let this iteration start or go on from a pause is spent (a step given
+      // after a pause that no gate held, e.g. during the evaluation, is the next iteration's).
+      if (this.stepTaken) this.stepsLeft = 0;
       if (this.stopRequested) return;
     }
   }
@@ -368,6 +392,15 @@ export class Trainer {
   // --- one iteration -------------------------------------------------------------------------
 
   async iterate(): Promise<IterationMetrics> {
+    this.iterating = true;
+    try {
+      return await this.iterateOnce();
+    } finally {
+      this.iterating = false;
+    }
+  }
+
+  private async iterateOnce(): Promise<IterationMetrics> {
     const t0 = performance.now();
     const it = this.iteration + 1;
     const algo = this.algorithm;
@@ -488,6 +521,7 @@ export class Trainer {
       this.splitRows,
     )) {
       await nextTask();
+      if (this.stopRequested) break;
       const s = await this.score(mb);
       stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
       entropies.push(s.entropy);
@@ -649,7 +683,8 @@ export class Trainer {
       onRound: nextTask,
       stop: () => this.stopRequested,
     });
-    this.emit({ type: "eval", iteration: this.iteration, result });
+    // Stopped midway (a reset): unplayed episodes count as failures, so it is no evaluation.
+    if (!this.stopRequested) this.emit({ type: "eval", iteration: this.iteration, result });
     return result;
   }
 

@@ -176,6 +176,9 @@ export class TrainingHost implements TrainingApi {
       });
       this.emit({ type: "status", phase: "ready", message: "ready" });
     } catch (e) {
+      // Nothing of the stopped run is left to step or play (requireTrainer says so).
+      this.trainer?.dispose();
+      this.trainer = null;
       this.emit({ type: "status", phase: "error", message: (e as Error).message });
       throw e;
     }
@@ -274,14 +277,33 @@ export class TrainingHost implements TrainingApi {
 
   async play(): Promise<void> {
     const trainer = this.requireTrainer();
-    if (this.running) {
-      trainer.resume();
-      this.emit({ type: "status", phase: "running", message: "training" });
-      return;
-    }
-    this.running = true;
     trainer.resume();
     this.emit({ type: "status", phase: "running", message: "training" });
+    this.startLoop(trainer);
+  }
+
+  async pause(): Promise<void> {
+    this.requireTrainer().pause();
+    this.emit({ type: "status", phase: "paused", message: "pausing at the next batch" });
+  }
+
+  /**
+   * To the end of an iteration, then paused: the next one when paused between iterations, the
+   * one in progress otherwise. Runs in the same loop as play, so that a reset stops it too and a
+   * second step or a play cannot start an iteration beside it.
+   */
+  async step(): Promise<void> {
+    const trainer = this.requireTrainer();
+    trainer.pause();
+    trainer.step();
+    this.emit({ type: "status", phase: "running", message: "one iteration" });
+    this.startLoop(trainer);
+  }
+
+  /** The one loop that runs iterations (until a reset stops it), unless it runs already. */
+  private startLoop(trainer: Trainer): void {
+    if (this.running) return;
+    this.running = true;
     this.loop = (async () => {
       try {
         while (this.running) {
@@ -301,30 +323,6 @@ export class TrainingHost implements TrainingApi {
         this.running = false;
       }
     })();
-  }
-
-  async pause(): Promise<void> {
-    this.requireTrainer().pause();
-    this.emit({ type: "status", phase: "paused", message: "pausing at the next batch" });
-  }
-
-  async step(): Promise<void> {
-    const trainer = this.requireTrainer();
-    if (this.running) {
-      trainer.pause();
-      trainer.step();
-      return;
-    }
-    this.emit({ type: "status", phase: "running", message: "one iteration" });
-    try {
-      trainer.resume();
-      await trainer.iterate();
-      await this.saveResumePoint();
-      trainer.pause();
-      this.emit({ type: "status", phase: "paused", message: "stepped one iteration" });
-    } catch (e) {
-      this.emit({ type: "status", phase: "error", message: (e as Error).message });
-    }
   }
 
   async update(settings: Settings): Promise<void> {
@@ -416,6 +414,13 @@ export class TrainingHost implements TrainingApi {
 
   private load(parsed: ParsedCheckpoint, key: string): CheckpointInfo {
     if (!this.model || !this.tokenizer) throw new Error("no model yet");
+    // Its rollouts' caches and old log-probs belong to the weights it started with.
+    if (this.trainer?.inIteration)
+      return {
+        key,
+        ok: false,
+        detail: "an iteration is in progress: Step to its end (or Reset), then load",
+      };
     // Checked in full before any weight changes: a mismatch leaves the model as it was.
     loadIntoModel(this.model, parsed, this.tokenizer);
     return { key, ok: true, detail: "loaded" };

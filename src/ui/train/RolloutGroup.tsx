@@ -62,7 +62,9 @@ export function RolloutGroup() {
               onClick={() => {
                 select({ trajectory: m, turn: 0 });
                 // The player takes the arrow keys next (← → step the turns of this rollout).
-                document.querySelector<HTMLElement>('[data-testid="episode-player"]')?.focus();
+                document
+                  .querySelector<HTMLElement>('[data-testid="episode-player"]')
+                  ?.focus({ preventScroll: true });
               }}
             >
               <span className="k">#{i + 1}</span>

@@ -14,6 +14,7 @@ const metrics = {
   steps: 2,
   sampleTokensPerSecond: 50,
   trainTokensPerSecond: 200,
+  advantage: { mean: 0, std: 0.1, min: -0.2, max: 0.2, histogram: [1, 2], edges: [-1, 0, 1] },
   behaviour: {
     docLookupsPerRollout: 2,
     assumptionsPerRollout: 1,
@@ -61,6 +62,11 @@ describe("run files", () => {
         "metrics without behaviour",
         { ...run, metrics: [{ ...metrics, behaviour: undefined }] },
         /metrics\[0\].*no object/,
+      ],
+      [
+        "metrics without the advantage histogram",
+        { ...run, metrics: [{ ...metrics, advantage: { mean: 0 } }] },
+        /metrics\[0\] has no advantage histogram/,
       ],
       [
         "a non-finite metric (JSON's null)",

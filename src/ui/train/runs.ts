@@ -106,6 +106,9 @@ export function checkRun(x: unknown): { ok: true; run: RunRecord } | { ok: false
       missingNumbers(m, METRIC_FIELDS) ?? missingNumbers(m?.behaviour, BEHAVIOUR_FIELDS);
     if (missing !== null)
       return { ok: false, error: `metrics[${i}] is not an iteration's metrics (${missing})` };
+    const adv = m.advantage;
+    if (!isObject(adv) || !Array.isArray(adv.histogram) || !Array.isArray(adv.edges))
+      return { ok: false, error: `metrics[${i}] has no advantage histogram` };
   }
   if (!Array.isArray(x.evals)) return { ok: false, error: "the run has no evals list" };
   for (const [i, e] of x.evals.entries())
