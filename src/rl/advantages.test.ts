@@ -98,4 +98,14 @@ describe("critic advantages and histogram", () => {
     expect(h.counts).toEqual([2, 0, 1, 2]);
     expect(h.edges).toEqual([-1, -0.5, 0, 0.5, 1]);
   });
+
+  it("histogram puts a value on an edge in the bin it starts, despite float rounding", () => {
+    // Leave-one-out advantages of [1, 0.5, 0, 0, 0, 0] and [0, 0.5, 0.5, 0, 0, 0]: 0.9, -0.3, 0.4.
+    const a = leaveOneOut([1, 0.5, 0, 0, 0, 0]);
+    const b = leaveOneOut([0, 0.5, 0.5, 0, 0, 0]);
+    const h = histogram([a[0] as number, a[2] as number, b[1] as number], 20, -1, 1);
+    const bin = (i: number) => [h.edges[i], h.edges[i + 1]];
+    const filled = h.counts.flatMap((c, i) => (c > 0 ? [bin(i)] : []));
+    expect(filled.map(([l]) => Number(l?.toFixed(6)))).toEqual([-0.3, 0.4, 0.9]);
+  });
 });

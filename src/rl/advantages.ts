@@ -78,10 +78,12 @@ export function histogram(
   hi = 1,
 ): { edges: number[]; counts: number[] } {
   const counts = new Array<number>(bins).fill(0);
-  const width = (hi - lo) / bins;
   for (const v of values) {
-    const i = Math.min(bins - 1, Math.max(0, Math.floor((v - lo) / width)));
+    // A value on an edge goes to the bin it starts (leave-one-out advantages often sit on one:
+    // 1 - 0.5/5 = 0.9 is 18.999... widths of 0.1 from -1, hence the tolerance).
+    const at = ((v - lo) * bins) / (hi - lo);
+    const i = Math.min(bins - 1, Math.max(0, Math.floor(at + 1e-9)));
     counts[i] = (counts[i] as number) + 1;
   }
-  return { edges: Array.from({ length: bins + 1 }, (_, i) => lo + i * width), counts };
+  return { edges: Array.from({ length: bins + 1 }, (_, i) => lo + (i * (hi - lo)) / bins), counts };
 }

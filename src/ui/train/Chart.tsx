@@ -8,6 +8,13 @@ export interface Series {
   dash?: boolean;
 }
 
+/** A value as the legend and axis show it: three significant digits, however small. */
+export function formatValue(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "--";
+  if (v === 0) return "0";
+  return Math.abs(v) >= 1000 ? v.toFixed(0) : String(Number(v.toPrecision(3)));
+}
+
 /** A live line chart (uPlot): x values and one y array per series (null = gap). */
 export function Chart(props: {
   testid: string;
@@ -43,7 +50,7 @@ export function Chart(props: {
           labelSize: 14,
           incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500],
         },
-        { size: 46 },
+        { size: 46, values: (_u, splits) => splits.map(formatValue) },
       ],
       series: [
         { label: "iteration" },
@@ -53,6 +60,7 @@ export function Chart(props: {
           width: 2,
           points: { show: true, size: 4 },
           spanGaps: true,
+          value: (_u: uPlot, v: number | null) => formatValue(v),
           ...(s.dash ? { dash: [6, 4] } : {}),
         })),
       ],

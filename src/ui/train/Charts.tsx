@@ -51,7 +51,7 @@ export function Charts() {
       entropy: [at(metrics, (m) => (m.steps > 0 ? m.entropy : null))],
       speed: [
         at(metrics, (m) => m.sampleTokensPerSecond),
-        at(metrics, (m) => m.trainTokensPerSecond),
+        at(metrics, (m) => (m.steps > 0 ? m.trainTokensPerSecond : null)),
       ],
       behaviour: [
         at(metrics, (m) => m.behaviour.docLookupsPerRollout),

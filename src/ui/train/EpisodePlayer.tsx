@@ -17,7 +17,9 @@ function colour(mode: Colouring, q: TokenQuantities): string {
   switch (mode) {
     case "advantage": {
       const a = Math.max(-1, Math.min(1, q.advantage));
-      return a >= 0 ? green(0.15 + 0.6 * a) : red(0.15 + 0.6 * -a);
+      // A = 0 (a flat group's rollout, filtered): no colour, it teaches nothing.
+      if (a === 0) return "transparent";
+      return a > 0 ? green(0.15 + 0.6 * a) : red(0.15 + 0.6 * -a);
     }
     case "ratio": {
       // Green: the update made the token more likely; red: less likely (|log r| of 0.2 is full colour).

@@ -18,7 +18,8 @@ export function Explainer() {
               : "(from the train split) "}
           and lets the agent (a small transformer) try each one <strong>K = {s.k}</strong> times at
           temperature {s.temperature}. An attempt is a dialogue of API calls with the apps; at the
-          end unit tests check the apps' state. The reward R is the share of tests passed.
+          end unit tests check the apps' state. The reward R is the share of tests passed (0 if the
+          agent never calls complete_task).
         </li>
         <li>
           <strong>Leave-one-out advantage.</strong> An attempt is only good or bad compared with the
@@ -30,9 +31,14 @@ export function Explainer() {
         <li>
           <strong>PPO update.</strong> Every token the agent wrote is made more likely if A &gt; 0,
           less if A &lt; 0. The step is clipped: once a token's probability ratio to the sampling
-          policy leaves [1 − ε, 1 + ε] (ε = {s.eps}), it stops pushing. All rollouts are reused for{" "}
-          {s.epochs} epochs of minibatches
-          {last ? ` (clip fraction now ${(100 * last.clipFraction).toFixed(1)}%)` : ""}.
+          policy leaves [1 − ε, 1 + ε] (ε = {s.eps}), it stops pushing. The kept rollouts are reused
+          for {s.epochs} epochs of minibatches
+          {last
+            ? last.steps > 0
+              ? ` (clip fraction now ${(100 * last.clipFraction).toFixed(1)}%)`
+              : " (this iteration: none kept, no update)"
+            : ""}
+          .
         </li>
         <li>
           <strong>Watch.</strong> Reward and dev success should rise, and in the tasks grid a task's

@@ -74,7 +74,8 @@ export function RolloutGroup() {
                 A = {f2(g.advantages[i] as number)}
               </span>
               <span className="muted">
-                {t?.turns.length ?? 0} turns {t?.success ? "✓" : ""}
+                {t?.turns.length ?? 0} turn{t?.turns.length === 1 ? "" : "s"}{" "}
+                {t?.success ? "✓" : ""}
               </span>
               {g.kept[i] ? null : <span className="tag">filtered</span>}
             </button>
