@@ -120,13 +120,13 @@ export class TrainingHost implements TrainingApi {
       this.flushScheduled = false;
       const queued = this.queue;
       this.queue = [];
-      for (let i = 0; i < queued.length; ) {
-        const run = queued[i]?.run ?? null;
-        const events: WorkerEvent[] = [];
-        for (; i < queued.length && (queued[i]?.run ?? null) === run; i++)
-          events.push((queued[i] as (typeof queued)[number]).event);
-        this.listener?.(events, run);
+      const batches: { run: string | null; events: WorkerEvent[] }[] = [];
+      for (const { run, event } of queued) {
+        const last = batches.at(-1);
+        if (last?.run === run) last.events.push(event);
+        else batches.push({ run, events: [event] });
       }
+      for (const b of batches) this.listener?.(b.events, b.run);
     }, 0);
   }
 
