@@ -9,6 +9,12 @@ export function App() {
   const [tab, setTabState] = useState<Tab>(() =>
     new URLSearchParams(location.search).get("tab") === "world" ? "world" : "train",
   );
+  // A tab, once opened, stays mounted (hidden when not shown): a hand-played episode or the
+  // training views survive a look at the other tab.
+  const [opened, setOpened] = useState<Record<Tab, boolean>>({
+    train: tab === "train",
+    world: tab === "world",
+  });
   const setTab = (next: Tab) => {
     const params = new URLSearchParams(location.search);
     if (next === "world") params.set("tab", "world");
@@ -18,12 +24,6 @@ export function App() {
     setTabState(next);
     setOpened((o) => ({ ...o, [next]: true }));
   };
-  // A tab, once opened, stays mounted (hidden when not shown): a hand-played episode or the
-  // training views survive a look at the other tab.
-  const [opened, setOpened] = useState<Record<Tab, boolean>>({
-    train: tab === "train",
-    world: tab === "world",
-  });
   return (
     <main className="app">
       <header className="app-header">

@@ -76,9 +76,9 @@ export const CPU_DEMO: Partial<Settings> = { seed: 22, pool: 2, tasks: 2, k: 4, 
 /** The tiny preset's turn budget when `turns` is 0 (its untrained model would only ramble on). */
 export const TINY_TURNS = 2;
 
-/** The turn budget of a training episode under these settings (`turns`, or the preset's). */
-export function turnBudget(settings: Pick<Settings, "turns" | "preset">): number {
-  return settings.turns || (settings.preset === "tiny" ? TINY_TURNS : TRAIN_MAX_TURNS);
+/** A training episode's turn budget when `turns` is 0. */
+export function defaultTurnBudget(preset: Preset): number {
+  return preset === "tiny" ? TINY_TURNS : TRAIN_MAX_TURNS;
 }
 
 export const SPEED_DELAY: Record<Speed, number> = { fast: 0, normal: 500, slow: 2000 };

@@ -1,6 +1,13 @@
 import { useMemo } from "react";
+import type { IterationMetrics } from "../../rl/trainer";
 import { Chart, Histogram } from "./Chart";
 import { useTrain } from "./store";
+
+/** An iteration that trained nothing (every group flat) has no loss, entropy or training speed: a gap, not 0. */
+const trained =
+  (f: (m: IterationMetrics) => number) =>
+  (m: IterationMetrics): number | null =>
+    m.steps > 0 ? f(m) : null;
 
 /** Live curves of the run (and of an overlaid run, dashed). */
 export function Charts() {
@@ -42,16 +49,32 @@ export function Charts() {
         ev(evals, (r) => r.sgc),
         ...(overlay ? [ev(oe, (r) => r.tgc)] : []),
       ],
-      // An iteration that trained nothing (every group flat) has no loss or entropy: a gap, not 0.
       loss: [
-        at(metrics, (m) => (m.steps > 0 ? m.policyLoss : null)),
-        at(metrics, (m) => (m.steps > 0 ? m.clipFraction : null)),
-        at(metrics, (m) => (m.steps > 0 ? m.approxKl : null)),
+        at(
+          metrics,
+          trained((m) => m.policyLoss),
+        ),
+        at(
+          metrics,
+          trained((m) => m.clipFraction),
+        ),
+        at(
+          metrics,
+          trained((m) => m.approxKl),
+        ),
       ],
-      entropy: [at(metrics, (m) => (m.steps > 0 ? m.entropy : null))],
+      entropy: [
+        at(
+          metrics,
+          trained((m) => m.entropy),
+        ),
+      ],
       speed: [
         at(metrics, (m) => m.sampleTokensPerSecond),
-        at(metrics, (m) => (m.steps > 0 ? m.trainTokensPerSecond : null)),
+        at(
+          metrics,
+          trained((m) => m.trainTokensPerSecond),
+        ),
       ],
       behaviour: [
         at(metrics, (m) => m.behaviour.docLookupsPerRollout),

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { ALGORITHMS } from "../../rl/algorithms";
-import { parseSetting, type Settings, turnBudget } from "../../worker/protocol";
+import { defaultTurnBudget, parseSetting, type Settings } from "../../worker/protocol";
 import { applySettings, startNewRun, training } from "./session";
 import { useTrain } from "./store";
 
@@ -122,9 +122,7 @@ export function Controls() {
         </label>
         {NUMBER_FIELDS.map((f) => (
           <label key={f.key}>
-            {f.key === "turns"
-              ? `${f.label} (0 = ${turnBudget({ ...settings, turns: 0 })})`
-              : f.label}
+            {f.key === "turns" ? `${f.label} (0 = ${defaultTurnBudget(settings.preset)})` : f.label}
             <input
               data-testid={f.testid}
               type="number"
