@@ -142,5 +142,13 @@ test("the explorer shows API docs, tasks and the world's data", async ({ page })
   await expect(page.getByTestId("data-table")).toHaveAttribute("data-table", "contacts");
 
   await expect(page.getByTestId("world-fingerprint")).toBeVisible();
+  // A seed that is not a whole number is said so (seed 1 stays shown); another seed, its world.
+  const firstRow = await page.getByTestId("data-row").first().textContent();
+  await page.getByTestId("world-seed").fill("-1");
+  await expect(page.getByTestId("world-seed-error")).toContainText("showing seed 1");
+  await expect(page.getByTestId("data-row").first()).toHaveText(firstRow ?? "");
+  await page.getByTestId("world-seed").fill("2");
+  await expect(page.getByTestId("world-seed-error")).toHaveCount(0);
+  await expect(page.getByTestId("data-row").first()).not.toHaveText(firstRow ?? "");
   await page.screenshot({ path: "test-results/world-tab.png" });
 });

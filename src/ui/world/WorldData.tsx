@@ -73,8 +73,10 @@ export function WorldData({ episode, version }: { episode: Episode | null; versi
   const [seedText, setSeedText] = useState("1");
   const [source, setSource] = useState<"seed" | "episode">("seed");
   const [table, setTable] = useState("people");
-  const seed = Number.parseInt(seedText, 10);
-  const validSeed = Number.isInteger(seed) && seed >= 0 ? seed : 1;
+  // A whole number of at least 0; anything else keeps seed 1 and says so beside the field.
+  const seed = /^\s*\d+\s*$/.test(seedText) ? Number(seedText) : Number.NaN;
+  const seedOk = Number.isSafeInteger(seed);
+  const validSeed = seedOk ? seed : 1;
   const world = useMemo(() => generateWorld(validSeed), [validSeed]);
   const fromEpisode = source === "episode" && episode !== null;
   // The episode's database changes as it is played: `version` (its turn count) refreshes it.
@@ -126,6 +128,12 @@ export function WorldData({ episode, version }: { episode: Episode | null; versi
               setSource("seed");
             }}
           />
+          {seedOk ? null : (
+            <span className="wp-error" data-testid="world-seed-error">
+              {" "}
+              a seed is a whole number of at least 0: showing seed 1
+            </span>
+          )}
         </label>
         <label className={episode ? "" : "wp-disabled"}>
           <input
