@@ -139,6 +139,8 @@ export interface IterationMetrics {
   memoryBytes: number;
   numTensors: number;
   behaviour: BehaviourStats;
+  /** The learning rate this iteration's update used (it can change between iterations on the page). */
+  lr?: number;
   /**
    * Each task of the iteration: its K rollouts' mean reward and successes (what the page's task
    * grid shows over iterations). Absent in runs recorded before 2026-12-05.
@@ -651,6 +653,7 @@ export class Trainer {
       numTensors: memory.numTensors,
       behaviour: behaviourStats(trajectories.map(episodeText)),
       tasks: taskOutcomes(trajectories),
+      lr: this.options.lr,
     };
     if (this.options.tokenStats && !this.stopRequested) {
       const bounds = algo.objective === "clipped" ? clipBounds(algo.eps, algo.clip) : null;

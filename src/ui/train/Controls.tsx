@@ -45,8 +45,13 @@ export function Controls() {
     setError(null);
     const next = { ...useTrain.getState().settings, [key]: r.value };
     applySettings(next);
-    if (live || key === "speed") void training().update(next);
-    else setDirty(true);
+    if (live || key === "speed") {
+      void training().update(next);
+      // In force for the run from now on: a continued run (after a reload) goes on with it.
+      useTrain.setState((st) => ({
+        run: { ...st.run, settings: { ...st.run.settings, [key]: r.value } },
+      }));
+    } else setDirty(true);
   };
 
   const reset = async () => {
