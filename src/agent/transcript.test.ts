@@ -1,6 +1,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { listTasks } from "../env";
+import { presetConfig } from "../model/config";
 import { GPT } from "../model/gpt";
 import { scoreSequences } from "../model/score";
 import { Tokenizer } from "../model/tokenizer";
@@ -130,20 +131,7 @@ describe("sampling and scoring agree", () => {
   it("a stop ends the rollouts after the batch it is seen in; the rest end unplayed, nothing leaks", async () => {
     const demos = collectDemonstrations("train", [0]).slice(0, 4);
     const tok = Tokenizer.build(episodeCorpus(demos), { maxWords: 200, minCount: 2 });
-    const model = new GPT(
-      {
-        vocabSize: tok.size,
-        context: 1024,
-        dModel: 16,
-        nLayers: 1,
-        nHeads: 2,
-        dMlp: 32,
-        prevToken: 1,
-        copyHead: false,
-        copyContinue: false,
-      },
-      4,
-    );
+    const model = new GPT({ ...presetConfig("tiny", tok.size), context: 1024 }, 4);
     const ids = listTasks("train")
       .slice(0, 4)
       .map((t) => t.id);

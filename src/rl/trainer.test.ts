@@ -25,6 +25,7 @@ const TASKS = listTasks("train")
 let tok: Tokenizer;
 let start: GPT;
 const SHORT = { maxTurns: 2, maxActionTokens: 24, trainTasks: TASKS } as const;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   await selectBackend({ force: "wasm" });
@@ -418,7 +419,8 @@ describe("trainer", () => {
     // In a worker, the page's reset arrives as a message: it is handled only when the trainer
     // gives the event loop a turn (a macrotask), not after the whole iteration.
     const { t, model, events } = trainer({ rolloutBatch: 4 });
-    const before = model.weights().map((w) => Array.from(w.variable.dataSync()));
+    const weightsNow = () => model.weights().map((w) => Array.from(w.variable.dataSync()));
+    const before = weightsNow();
     let sent = false;
     t.on((e) => {
       if (e.type !== "rollout-progress" || sent) return;
@@ -431,14 +433,13 @@ describe("trainer", () => {
     expect(events.filter((e) => e.type === "minibatch")).toHaveLength(0);
     const metrics = events.find((e) => e.type === "iteration");
     expect(metrics?.type === "iteration" && metrics.metrics.stopped).toBe(true);
-    expect(model.weights().map((w) => Array.from(w.variable.dataSync()))).toEqual(before);
+    expect(weightsNow()).toEqual(before);
     t.dispose();
     model.dispose();
   });
 
   it("a pause holds the rollouts midway; a step then finishes exactly that iteration", async () => {
     const { t, model, events } = trainer({ rolloutBatch: 4 });
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     let paused = false;
     t.on((e) => {
       if (e.type !== "rollout-progress" || paused) return;
@@ -462,7 +463,6 @@ describe("trainer", () => {
 
   it("a step given after a pause that no gate held (during the evaluation) runs the next iteration", async () => {
     const { t, model, events } = trainer({ tasks: 1, k: 2, evalEvery: 1, evalLimit: 1 });
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     t.on((e) => {
       // The iteration's update is done and its evaluation is about to run: pause, then step.
       if (e.type === "iteration" && e.metrics.iteration === 1) {
