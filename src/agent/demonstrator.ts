@@ -2,6 +2,7 @@ import type { Task } from "../env";
 import { Rng } from "../env/rng";
 import { type Flaws, NO_FLAWS, ScriptActor } from "./scriptActor";
 import { ScriptPolicy } from "./scripted";
+import type { ContextTracker } from "./transcript";
 
 /** Default flaw rates: tuned so the demonstrator solves roughly 30-50% of train tasks. */
 export const DEFAULT_FLAWS: Flaws = {
@@ -59,7 +60,16 @@ const FLAW_PRESETS: Record<string, Flaws> = {
  * The demonstrator: the expert with seeded flaws (skipping docs, wrong argument names, first page
  * only, assumed values, giving up after errors). Same task, seed and rates: same episode.
  */
-export function createDemonstrator(task: Task, seed = 0, flaws: Partial<Flaws> = {}): ScriptPolicy {
+export function createDemonstrator(
+  task: Task,
+  seed = 0,
+  flaws: Partial<Flaws> = {},
+  context: ContextTracker | null = null,
+): ScriptPolicy {
   const rates = { ...DEFAULT_FLAWS, ...flaws };
-  return new ScriptPolicy("demonstrator", task, new ScriptActor(rates, Rng.derive(seed, task.id)));
+  return new ScriptPolicy(
+    "demonstrator",
+    task,
+    new ScriptActor(rates, Rng.derive(seed, task.id), context),
+  );
 }

@@ -3,7 +3,14 @@ import type { Tokenizer } from "../model/tokenizer";
 import { createDemonstrator } from "./demonstrator";
 import { runEpisode } from "./run";
 import type { Flaws } from "./scriptActor";
-import { actionTokens, observationTokens, promptTokens, type TurnTokens } from "./transcript";
+import {
+  actionTokens,
+  ContextTracker,
+  contextBudget,
+  observationTokens,
+  promptTokens,
+  type TurnTokens,
+} from "./transcript";
 
 /** An episode as text: what a transcript is built from. */
 export interface EpisodeText {
@@ -17,19 +24,35 @@ export interface EpisodeText {
   slips: number[];
 }
 
-/** Demonstrator episodes over a split (or a list of tasks), one per task per seed. */
+/**
+ * The policy's context, for a demonstrator that forgets what has left it (ScriptActor): its
+ * vocabulary and context length.
+ */
+export interface PolicyContext {
+  tokenizer: Tokenizer;
+  context: number;
+}
+
+/**
+ * Demonstrator episodes over a split (or a list of tasks), one per task per seed. With `policy`,
+ * the demonstrator looks a password or access token up again once it has left that context.
+ */
 export function collectDemonstrations(
   split: Split | readonly Task[],
   seeds: readonly number[],
   flaws?: Partial<Flaws>,
+  policy?: PolicyContext,
 ): EpisodeText[] {
   const tasks = typeof split === "string" ? tasksOf(split) : split;
   const out: EpisodeText[] = [];
   for (const seed of seeds)
     for (const task of tasks) {
       const ep = createEpisode(task.id);
-      const policy = createDemonstrator(task, seed, flaws);
-      const run = runEpisode(ep, policy);
+      const tracker = policy
+        ? new ContextTracker(policy.tokenizer, contextBudget(policy.context))
+        : null;
+      const demonstrator = createDemonstrator(task, seed, flaws, tracker);
+      const run = runEpisode(ep, demonstrator);
       out.push({
         taskId: task.id,
         prompt: ep.prompt,
@@ -37,7 +60,7 @@ export function collectDemonstrations(
         observations: run.observations,
         reward: run.evaluation.reward,
         success: run.evaluation.success,
-        slips: [...policy.slips],
+        slips: [...demonstrator.slips],
       });
     }
   return out;

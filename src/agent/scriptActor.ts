@@ -10,6 +10,7 @@ import {
   ScriptError,
 } from "../env";
 import { Rng } from "../env/rng";
+import type { ContextTracker } from "./transcript";
 
 /**
  * Rates of the demonstrator's flaws, the behaviours the paper saw RL remove. All zero = the expert.
@@ -138,6 +139,9 @@ function documentedInPrompt(app: string, api: string): boolean {
 export class ScriptActor implements Actor {
   private readonly docsRead = new Set<string>();
   private readonly tokens = new Map<string, string>();
+  /** The turn whose observation showed each access token, and the password list. */
+  private readonly tokenTurns = new Map<string, number>();
+  private passwordsTurn = 0;
   private passwords: Map<string, string> | null = null;
   private email = "";
   private phone = "";
@@ -147,13 +151,26 @@ export class ScriptActor implements Actor {
   /** The turns (0-based) whose actions were slips, not to be imitated. */
   readonly slips: number[] = [];
 
+  /**
+   * With a tracker of the policy's context (the context rule), the actor forgets a password list
+   * or an access token once the turn that showed it has left that context, and looks it up again
+   * (show_account_passwords, login) before it uses it: every password and token it sends is then
+   * one the policy could copy. Without one it remembers everything (a script's own memory).
+   */
   constructor(
     private readonly flaws: Flaws = NO_FLAWS,
     private readonly rng: Rng = new Rng(0),
+    private readonly context: ContextTracker | null = null,
   ) {}
+
+  /** Whether the observation of `turn` is in the context of the next action. */
+  private visible(turn: number): boolean {
+    return !this.context || turn >= this.context.start();
+  }
 
   /** Reads the user's email, phone and today's date from the prompt (the first observation). */
   observePrompt(prompt: string): void {
+    this.context?.prompt(prompt);
     this.email = /email ([^\s,)]+)/.exec(prompt)?.[1] ?? "";
     this.phone = /phone ([0-9-]+)/.exec(prompt)?.[1] ?? "";
     this.today = /Today is (\d{4}-\d{2}-\d{2})/.exec(prompt)?.[1] ?? "";
@@ -170,11 +187,13 @@ export class ScriptActor implements Actor {
       const r = readObservation(observations[i] ?? "");
       if (!parsed.ok || !r.ok) return;
       const { app, api, args } = parsed.call;
-      if (app === "supervisor" && api === "show_account_passwords" && Array.isArray(r.value))
+      if (app === "supervisor" && api === "show_account_passwords" && Array.isArray(r.value)) {
         this.passwords = passwordMap(r.value);
-      else if (api === "login" && typeof (r.value as JsonObject)?.access_token === "string")
+        this.passwordsTurn = i;
+      } else if (api === "login" && typeof (r.value as JsonObject)?.access_token === "string") {
         this.tokens.set(app, (r.value as JsonObject).access_token as string);
-      else if (app === "api_docs" && api === "show_api_doc")
+        this.tokenTurns.set(app, i);
+      } else if (app === "api_docs" && api === "show_api_doc")
         this.docsRead.add(`${args.app_name}.${args.api_name}`);
     });
   }
@@ -182,7 +201,9 @@ export class ScriptActor implements Actor {
   private *send(action: string, slip = false): Act<string> {
     if (slip) this.slips.push(this.turn);
     this.turn++;
-    return yield action;
+    const observation = yield action;
+    this.context?.turn(action, observation);
+    return observation;
   }
 
   private flawed(kind: keyof Flaws): boolean {
@@ -199,12 +220,17 @@ export class ScriptActor implements Actor {
     this.docsRead.add(`${app}.${api}`);
   }
 
-  *call(app: string, api: string, args: JsonObject = {}): Act<Json> {
+  *call(app: string, api: string, given: JsonObject = {}): Act<Json> {
     let skipped = false;
     if (!documentedInPrompt(app, api) && !this.docsRead.has(`${app}.${api}`)) {
       if (this.flawed("skipDoc")) skipped = true;
       else yield* this.readDoc(app, api);
     }
+    let args = given;
+    // A script keeps the token login gave it: with a context tracker, the app's latest token is
+    // sent instead, after a new login if that one has left the context.
+    if (this.context && typeof args.access_token === "string" && this.tokens.has(app))
+      args = { ...args, access_token: yield* this.login(app) };
     let sent = args;
     const names = Object.keys(args).filter((k) => k !== "access_token" && k !== "page_index");
     if (skipped && names.length > 0 && this.flawed("wrongArgName")) {
@@ -230,11 +256,12 @@ export class ScriptActor implements Actor {
 
   *login(app: string): Act<string> {
     const known = this.tokens.get(app);
-    if (known) return known;
-    if (!this.passwords) {
+    if (known && this.visible(this.tokenTurns.get(app) ?? 0)) return known;
+    if (!this.passwords || !this.visible(this.passwordsTurn)) {
       const list = yield* this.call("supervisor", "show_account_passwords");
       if (!Array.isArray(list)) throw new ScriptError("no password list");
       this.passwords = passwordMap(list);
+      this.passwordsTurn = this.turn - 1;
     }
     const password = this.passwords.get(app);
     if (!password) throw new ScriptError(`no password for ${app}`);
@@ -243,6 +270,7 @@ export class ScriptActor implements Actor {
     const token = result.access_token;
     if (typeof token !== "string") throw new ScriptError("login returned no token");
     this.tokens.set(app, token);
+    this.tokenTurns.set(app, this.turn - 1);
     return token;
   }
 

@@ -53,6 +53,37 @@ export function contextStarts(
   return starts;
 }
 
+/**
+ * Follows an episode as it is played and says, by the context rule, which turns the policy's next
+ * action is sampled on: a script acting for the policy (the demonstrator) can then forget what
+ * has left that context and look it up again, instead of showing a value the policy cannot see.
+ */
+export class ContextTracker {
+  private promptLength = 0;
+  private readonly lengths: number[] = [];
+
+  constructor(
+    private readonly tok: Tokenizer,
+    private readonly budget: number,
+  ) {}
+
+  prompt(text: string): void {
+    this.promptLength = promptTokens(this.tok, text).length;
+    this.lengths.length = 0;
+  }
+
+  turn(action: string, observation: string): void {
+    this.lengths.push(
+      actionTokens(this.tok, action).length + observationTokens(this.tok, observation).length,
+    );
+  }
+
+  /** The first turn the next action's context holds (turn i is in it iff i >= start()). */
+  start(): number {
+    return contextStarts(this.promptLength, [...this.lengths, 0], this.budget).at(-1) as number;
+  }
+}
+
 /** The tokens the policy sees before acting in turn `i` (prompt + kept turns). */
 export function contextFor(
   prompt: number[],

@@ -1,8 +1,9 @@
 import { availableParallelism } from "node:os";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { collectDemonstrations, type EpisodeText } from "../agent/demos";
+import { collectDemonstrations, type EpisodeText, type PolicyContext } from "../agent/demos";
 import type { Flaws } from "../agent/scriptActor";
 import { tasksOf, trainWorldTasks } from "../env";
+import { Tokenizer, type TokenizerSpec } from "../model/tokenizer";
 
 /** One worker's job: the demonstrator on the train split's tasks (+ `worlds` fresh worlds), one seed. */
 interface DemoJob {
@@ -12,6 +13,8 @@ interface DemoJob {
   worlds: number;
   seed: number;
   flaws: Partial<Flaws>;
+  /** The policy's context (its vocabulary and length), for a demonstrator that forgets. */
+  policy?: { tokenizer: TokenizerSpec; context: number };
 }
 
 function isDemoJob(x: unknown): x is DemoJob {
@@ -28,7 +31,13 @@ export function pretrainTasks(worlds: number) {
 // thread only).
 if (!isMainThread && isDemoJob(workerData)) {
   const job = workerData;
-  parentPort?.postMessage(collectDemonstrations(pretrainTasks(job.worlds), [job.seed], job.flaws));
+  const policy = job.policy && {
+    tokenizer: Tokenizer.fromJSON(job.policy.tokenizer),
+    context: job.policy.context,
+  };
+  parentPort?.postMessage(
+    collectDemonstrations(pretrainTasks(job.worlds), [job.seed], job.flaws, policy),
+  );
 }
 
 /**
@@ -40,10 +49,11 @@ export async function collectDemonstrationsParallel(
   worlds: number,
   seeds: readonly number[],
   flaws: Partial<Flaws>,
+  policy?: PolicyContext,
   threads = availableParallelism(),
 ): Promise<EpisodeText[]> {
   if (threads <= 1 || seeds.length <= 1)
-    return collectDemonstrations(pretrainTasks(worlds), seeds, flaws);
+    return collectDemonstrations(pretrainTasks(worlds), seeds, flaws, policy);
   // Under tsx the worker needs the loader first (tsxWorker.mjs); a bundle is plain JS.
   const entry = import.meta.url.endsWith(".ts")
     ? new URL("./tsxWorker.mjs", import.meta.url)
@@ -60,6 +70,9 @@ export async function collectDemonstrationsParallel(
         worlds,
         seed: seeds[i] as number,
         flaws,
+        ...(policy
+          ? { policy: { tokenizer: policy.tokenizer.toJSON(), context: policy.context } }
+          : {}),
       };
       const w = new Worker(entry, { workerData: job });
       live.add(w);

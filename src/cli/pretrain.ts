@@ -6,7 +6,8 @@
  * Stage flags: [--preset small|default|tiny] [--worlds W] [--demo-seeds N] [--epochs E] [--lr LR]
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
- *   [--split-quote] [--flaws default|mild|name=rate,...] [--episodes FILE.jsonl[,FILE...]]
+ *   [--split-quote] [--flaws default|mild|name=rate,...] [--context-aware]
+ *   [--episodes FILE.jsonl[,FILE...]]
  *   [--takeovers free:N,grammar:N] [--takeover-seed S] [--decoding free|grammar]
  * Run flags: [--save-every STEPS] [--backend wasm|cpu|webgpu] [--json]
  *
@@ -27,6 +28,9 @@
  * --lr-final decays the learning rate linearly from --lr to it over --max-steps (with --max-steps 0
  * and --minutes M: over the M minutes).
  * --flaws sets the demonstrator's flaw rates (a preset or e.g. `giveUp=0.2,assume=0.3`).
+ * --context-aware: the demonstrator forgets a password or access token once the turn that showed
+ * it has left the policy's context (the context rule, over the --init checkpoint's vocabulary and
+ * context length) and looks it up again, so that every one it sends is one the policy can copy.
  * --episodes adds episodes to imitate, one JSON EpisodeText a line (`npm run takeover` writes
  * them: expert takeovers of a policy's own rollouts); a malformed line stops the run before training.
  * --decoding records how the policy is meant to act in the checkpoint's meta (eval and train use

@@ -41,6 +41,7 @@ export const STAGE_OPTIONS = {
   "copy-continue": { type: "boolean" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
+  "context-aware": { type: "boolean" },
   episodes: { type: "string" },
   takeovers: { type: "string" },
   "takeover-seed": { type: "string" },
@@ -163,8 +164,23 @@ export async function runStage(
   // worker thread per demonstrator seed (the same episodes in the same order as one thread).
   const worlds = num("worlds", v.worlds);
   const flaws = parseFlaws(v.flaws as string);
+  const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
+  const init = initParsed ? modelFromCheckpoint(initParsed) : null;
+  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
+  const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
+  // --context-aware: the demonstrator forgets a password or access token that has left the
+  // policy's context (the context rule over this vocabulary) and looks it up again.
+  if (v["context-aware"] && !(init && fromInit))
+    throw new Error("--context-aware needs an --init checkpoint (its vocabulary and context)");
   const t0Demos = performance.now();
-  const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws);
+  const demos = await collectDemonstrationsParallel(
+    worlds,
+    demoSeeds,
+    flaws,
+    v["context-aware"] && init && fromInit
+      ? { tokenizer: fromInit, context: init.model.config.context }
+      : undefined,
+  );
   log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
   // --episodes FILE[,FILE...] (.jsonl, or .jsonl.gz): more episodes to imitate (e.g. `npm run takeover`'s expert
   // takeovers of the policy's own rollouts), read and checked before anything trains.
@@ -183,8 +199,6 @@ export async function runStage(
   if (extra.length) log(`${extra.length} more episodes from ${v.episodes}`);
   demos.push(...extra);
   const docs = APPS.flatMap((a) => a.apis.map(formatApiDoc));
-  const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
-  const init = initParsed ? modelFromCheckpoint(initParsed) : null;
   // --decoding: how the policy is meant to act (the checkpoint's meta.decoding); default: the init's.
   const decoding = decodingFlag ?? initParsed?.manifest.meta?.decoding;
   if (typeof v.takeovers === "string") {
@@ -208,8 +222,6 @@ export async function runStage(
       );
     }
   }
-  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
-  const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
   const tok =
     fromInit ??
     Tokenizer.build([...episodeCorpus(demos), ...docs], {
