@@ -4,7 +4,8 @@
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--tasks ID,...] [--show N]
  *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N]
  *                   [--decoding free|grammar | --grammar] [--json]
- * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0);
+ * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0),
+ * and how many episodes outgrew the context (`contextDrops`: the context rule dropped turns);
  * --decoding grammar (or --grammar) decodes every action under the action grammar
  * (src/agent/grammar.ts), free as free text; default: what the checkpoint's meta says (the shipped
  * base: grammar).
@@ -140,10 +141,17 @@ async function main(): Promise<void> {
     for (const x of t.evaluation.tests.filter((x) => !x.passed))
       console.log(`  ✗ ${x.name}${x.message ? `: ${x.message}` : ""}`);
   }
+  // Episodes that outgrew the context (the context rule dropped turns), and how many were solved.
+  const dropped = trajectories.filter((t) => t.starts.some((s) => s > 0));
+  const contextDrops = {
+    episodes: dropped.length,
+    solved: dropped.filter((t) => t.evaluation.success).length,
+  };
   const summary = {
     checkpoint: v.checkpoint,
     decoding,
     ...result,
+    contextDrops,
     seconds: Math.round(result.seconds),
   };
   if (v.json) console.log(JSON.stringify(summary));
@@ -162,6 +170,9 @@ async function main(): Promise<void> {
     const b = result.behaviour;
     console.log(
       `behaviour: doc lookups/rollout ${b.docLookupsPerRollout.toFixed(2)}  assumptions/rollout ${b.assumptionsPerRollout.toFixed(2)}  give-up rate ${b.giveUpRate.toFixed(2)}  errors/turn ${b.errorsPerTurn.toFixed(2)}  malformed/turn ${b.malformedPerTurn.toFixed(2)}`,
+    );
+    console.log(
+      `context: ${contextDrops.episodes} of ${trajectories.length} episodes outgrew it (the rule dropped turns), ${contextDrops.solved} of them solved`,
     );
   }
   model.dispose();
