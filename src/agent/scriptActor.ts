@@ -138,11 +138,9 @@ function documentedInPrompt(app: string, api: string): boolean {
  */
 export class ScriptActor implements Actor {
   private readonly docsRead = new Set<string>();
-  private readonly tokens = new Map<string, string>();
-  /** The turn whose observation showed each access token, and the password list. */
-  private readonly tokenTurns = new Map<string, number>();
-  private passwordsTurn = 0;
-  private passwords: Map<string, string> | null = null;
+  /** Each app's access token and the password list, with the turn whose observation showed them. */
+  private readonly tokens = new Map<string, { token: string; turn: number }>();
+  private passwords: { byApp: Map<string, string>; turn: number } | null = null;
   private email = "";
   private phone = "";
   today = "";
@@ -188,11 +186,9 @@ export class ScriptActor implements Actor {
       if (!parsed.ok || !r.ok) return;
       const { app, api, args } = parsed.call;
       if (app === "supervisor" && api === "show_account_passwords" && Array.isArray(r.value)) {
-        this.passwords = passwordMap(r.value);
-        this.passwordsTurn = i;
+        this.passwords = { byApp: passwordMap(r.value), turn: i };
       } else if (api === "login" && typeof (r.value as JsonObject)?.access_token === "string") {
-        this.tokens.set(app, (r.value as JsonObject).access_token as string);
-        this.tokenTurns.set(app, i);
+        this.tokens.set(app, { token: (r.value as JsonObject).access_token as string, turn: i });
       } else if (app === "api_docs" && api === "show_api_doc")
         this.docsRead.add(`${args.app_name}.${args.api_name}`);
     });
@@ -256,21 +252,19 @@ export class ScriptActor implements Actor {
 
   *login(app: string): Act<string> {
     const known = this.tokens.get(app);
-    if (known && this.visible(this.tokenTurns.get(app) ?? 0)) return known;
-    if (!this.passwords || !this.visible(this.passwordsTurn)) {
+    if (known && this.visible(known.turn)) return known.token;
+    if (!this.passwords || !this.visible(this.passwords.turn)) {
       const list = yield* this.call("supervisor", "show_account_passwords");
       if (!Array.isArray(list)) throw new ScriptError("no password list");
-      this.passwords = passwordMap(list);
-      this.passwordsTurn = this.turn - 1;
+      this.passwords = { byApp: passwordMap(list), turn: this.turn - 1 };
     }
-    const password = this.passwords.get(app);
+    const password = this.passwords.byApp.get(app);
     if (!password) throw new ScriptError(`no password for ${app}`);
     const username = app === "phone" ? this.phone : this.email;
     const result = (yield* this.call(app, "login", { username, password })) as JsonObject;
     const token = result.access_token;
     if (typeof token !== "string") throw new ScriptError("login returned no token");
-    this.tokens.set(app, token);
-    this.tokenTurns.set(app, this.turn - 1);
+    this.tokens.set(app, { token, turn: this.turn - 1 });
     return token;
   }
 

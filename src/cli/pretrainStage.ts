@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { parseFlaws } from "../agent/demonstrator";
-import { episodeCorpus, parseEpisodeLines, tokenizeEpisode } from "../agent/demos";
+import {
+  episodeCorpus,
+  type PolicyContext,
+  parseEpisodeLines,
+  tokenizeEpisode,
+} from "../agent/demos";
 import { ActionGrammar } from "../agent/grammar";
 import { collectTakeovers } from "../agent/takeover";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
@@ -170,17 +175,14 @@ export async function runStage(
   const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
   // --context-aware: the demonstrator forgets a password or access token that has left the
   // policy's context (the context rule over this vocabulary) and looks it up again.
-  if (v["context-aware"] && !(init && fromInit))
-    throw new Error("--context-aware needs an --init checkpoint (its vocabulary and context)");
+  let policy: PolicyContext | undefined;
+  if (v["context-aware"]) {
+    if (!init || !fromInit)
+      throw new Error("--context-aware needs an --init checkpoint (its vocabulary and context)");
+    policy = { tokenizer: fromInit, context: init.model.config.context };
+  }
   const t0Demos = performance.now();
-  const demos = await collectDemonstrationsParallel(
-    worlds,
-    demoSeeds,
-    flaws,
-    v["context-aware"] && init && fromInit
-      ? { tokenizer: fromInit, context: init.model.config.context }
-      : undefined,
-  );
+  const demos = await collectDemonstrationsParallel(worlds, demoSeeds, flaws, policy);
   log(`demonstrations: ${((performance.now() - t0Demos) / 1000).toFixed(0)}s`);
   // --episodes FILE[,FILE...] (.jsonl, or .jsonl.gz): more episodes to imitate (e.g. `npm run takeover`'s expert
   // takeovers of the policy's own rollouts), read and checked before anything trains.
