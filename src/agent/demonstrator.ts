@@ -12,6 +12,7 @@ export const DEFAULT_FLAWS: Flaws = {
   assume: 0.6,
   giveUp: 0.6,
   slip: 0,
+  swap: 0,
 };
 
 /**
@@ -48,6 +49,7 @@ export const MILD_FLAWS: Flaws = {
   assume: 0.3,
   giveUp: 0.2,
   slip: 0.1,
+  swap: 0,
 };
 
 const FLAW_PRESETS: Record<string, Flaws> = {

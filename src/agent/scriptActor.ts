@@ -34,6 +34,14 @@ export interface Flaws {
    * mistakes, a noise injection in the spirit of DART (Laskey et al., 2017).
    */
   slip: number;
+  /**
+   * Before a call that sends a password or an access token, first send it with another record's
+   * value (another account's password, another app's token: what a policy that copies from the
+   * wrong record sends), which fails, then the right call. Not imitated, like a slip; unlike a
+   * dropped character, the wrong value shares nothing with the right one, so the recovery has to
+   * copy from the record, not from the failed call.
+   */
+  swap: number;
 }
 
 export const NO_FLAWS: Flaws = {
@@ -43,6 +51,7 @@ export const NO_FLAWS: Flaws = {
   assume: 0,
   giveUp: 0,
   slip: 0,
+  swap: 0,
 };
 
 /** Thrown in a script when the actor gives up; the policy then completes the task unfinished. */
@@ -238,6 +247,12 @@ export class ScriptActor implements Actor {
       const slipped = readObservation(yield* this.send(slipAction(app, api, sent, this.rng), true));
       if (slipped.ok) throw new ScriptError(`a slip on ${app}.${api} did not fail`);
     }
+    const swap = this.flaws.swap > 0 ? this.otherSecrets(app, sent) : null;
+    if (swap && this.flawed("swap")) {
+      const wrong = { ...sent, [swap.key]: this.rng.pick(swap.values) };
+      const r = readObservation(yield* this.send(formatAction(app, api, wrong), true));
+      if (r.ok) throw new ScriptError(`a swapped secret on ${app}.${api} did not fail`);
+    }
     let r = readObservation(yield* this.send(formatAction(app, api, sent)));
     if (!r.ok) {
       if (this.flawed("giveUp")) throw new GiveUp(r.error);
@@ -248,6 +263,29 @@ export class ScriptActor implements Actor {
       if (!r.ok) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
     }
     return r.value;
+  }
+
+  /**
+   * The call's password or access token argument and the other records' values of it that the
+   * policy's context shows (other accounts' passwords, other apps' tokens), or null if none.
+   */
+  private otherSecrets(
+    app: string,
+    args: JsonObject,
+  ): { key: "password" | "access_token"; values: string[] } | null {
+    const key = typeof args.password === "string" ? "password" : "access_token";
+    const right = args[key];
+    if (typeof right !== "string") return null;
+    const others =
+      key === "password"
+        ? this.passwords && this.visible(this.passwords.turn)
+          ? [...this.passwords.byApp.values()]
+          : []
+        : [...this.tokens.entries()]
+            .filter(([other, t]) => other !== app && this.visible(t.turn))
+            .map(([, t]) => t.token);
+    const values = [...new Set(others)].filter((v) => v !== right);
+    return values.length > 0 ? { key, values } : null;
   }
 
   *login(app: string): Act<string> {

@@ -4,7 +4,7 @@ import { createExpert } from "../agent/expert";
 import { runEpisode } from "../agent/run";
 import type { Flaws } from "../agent/scriptActor";
 import { NO_FLAWS } from "../agent/scriptActor";
-import { createEpisode, SPLITS, TEMPLATES, tasksOf } from ".";
+import { createEpisode, parseAction, SPLITS, TEMPLATES, tasksOf } from ".";
 import { type Change, cloneDb, diffDb, nextId } from "./db";
 import { runTests } from "./evaluate";
 import type { Task } from "./tasks/types";
@@ -110,6 +110,34 @@ describe("the demonstrator", () => {
     }
     expect(slips).toBeGreaterThan(train.length);
     // Slips change nothing: with no other flaw every task is still solved.
+    expect(solved).toBe(train.length);
+  });
+
+  it("swaps: another record's password or token, refused, then the right call copied from the record", () => {
+    const train = tasksOf("train").slice(0, 30);
+    let swaps = 0;
+    let solved = 0;
+    for (const task of train) {
+      const policy = createDemonstrator(task, 1, { ...NO_FLAWS, swap: 0.5 });
+      const run = runEpisode(createEpisode(task.id), policy);
+      expect(policy.failure).toBeNull();
+      for (const i of policy.slips) {
+        expect(run.observations[i]).toMatch(/^Error: /);
+        const wrong = parseAction(run.actions[i] as string);
+        const right = parseAction(run.actions[i + 1] as string);
+        if (!wrong.ok || !right.ok) throw new Error("a swap or its retry does not parse");
+        const key = "password" in right.call.args ? "password" : "access_token";
+        const bad = wrong.call.args[key] as string;
+        // The same call but for the secret, which is another record's: one an earlier
+        // observation showed, not a near miss of the right one.
+        expect({ ...wrong.call.args, [key]: right.call.args[key] }).toEqual(right.call.args);
+        expect(bad).not.toBe(right.call.args[key]);
+        expect(run.observations.slice(0, i).some((o) => o.includes(`"${bad}"`))).toBe(true);
+      }
+      swaps += policy.slips.length;
+      if (run.evaluation.success) solved++;
+    }
+    expect(swaps).toBeGreaterThan(train.length);
     expect(solved).toBe(train.length);
   });
 
