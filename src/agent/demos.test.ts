@@ -9,8 +9,11 @@ const tasks = tasksOf("train");
 const plain = collectDemonstrations(tasks, [0], NO_FLAWS);
 const tok = Tokenizer.build(episodeCorpus(plain), { maxWords: 400, minCount: 3 });
 
-/** Passwords and access tokens an episode sends that its policy's context does not show. */
-function unseenSecrets(eps: readonly EpisodeText[], context: number): string[] {
+/**
+ * Passwords and access tokens an episode sends that its policy's context does not show: in the
+ * actions it imitates, or (`slips`) in the ones it does not.
+ */
+function unseenSecrets(eps: readonly EpisodeText[], context: number, slips = false): string[] {
   const out: string[] = [];
   for (const ep of eps) {
     const t = tokenizeEpisode(tok, ep);
@@ -18,7 +21,7 @@ function unseenSecrets(eps: readonly EpisodeText[], context: number): string[] {
     const starts = contextStarts(t.prompt.length, lengths, contextBudget(context));
     ep.actions.forEach((action, i) => {
       const parsed = parseAction(action);
-      if (!parsed.ok || ep.slips.includes(i)) return;
+      if (!parsed.ok || ep.slips.includes(i) !== slips) return;
       const seen = [ep.prompt];
       for (let j = starts[i] as number; j < i; j++)
         seen.push(ep.actions[j] as string, ep.observations[j] as string);
@@ -49,6 +52,18 @@ describe("a demonstrator that forgets what left the policy's context", () => {
     const logins = (eps: readonly EpisodeText[]) =>
       eps.flatMap((e) => e.actions).filter((a) => a.includes(".login(")).length;
     expect(logins(aware)).toBeGreaterThan(logins(plain));
+  });
+
+  it("swaps in only another record's secret that the context shows", () => {
+    const swaps = collectDemonstrations(
+      tasks,
+      [0],
+      { ...NO_FLAWS, swap: 0.3 },
+      { tokenizer: tok, context },
+    );
+    expect(swaps.reduce((n, e) => n + e.slips.length, 0)).toBeGreaterThan(tasks.length);
+    expect(unseenSecrets(swaps, context, true)).toEqual([]);
+    expect(unseenSecrets(swaps, context)).toEqual([]);
   });
 
   it("acts as the plain demonstrator while nothing leaves the context", () => {

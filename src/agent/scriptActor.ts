@@ -136,6 +136,14 @@ function passwordMap(list: readonly Json[]): Map<string, string> {
   );
 }
 
+/** The password and access_token of `from` among the keys `into` has (a renamed one stays out). */
+function secretsOf(from: JsonObject, into: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of ["password", "access_token"])
+    if (key in into && from[key] !== undefined) out[key] = from[key] as Json;
+  return out;
+}
+
 /** Apps and APIs the prompt already explains: no doc lookup needed. */
 function documentedInPrompt(app: string, api: string): boolean {
   return app === "supervisor" || app === "api_docs" || api === "login";
@@ -253,12 +261,19 @@ export class ScriptActor implements Actor {
       const r = readObservation(yield* this.send(formatAction(app, api, wrong), true));
       if (r.ok) throw new ScriptError(`a swapped secret on ${app}.${api} did not fail`);
     }
+    if (this.context) {
+      // The failed calls took turns: what showed the secret may have left the context since.
+      const fresh = yield* this.visibleSecrets(app, api, args);
+      sent = sent === args ? fresh : { ...sent, ...secretsOf(fresh, sent) };
+      args = fresh;
+    }
     let r = readObservation(yield* this.send(formatAction(app, api, sent)));
     if (!r.ok) {
       if (this.flawed("giveUp")) throw new GiveUp(r.error);
       if (sent === args) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
       // Recover the way the prompt teaches: read the doc, then call again correctly.
       yield* this.readDoc(app, api);
+      if (this.context) args = yield* this.visibleSecrets(app, api, args);
       r = readObservation(yield* this.send(formatAction(app, api, args)));
       if (!r.ok) throw new ScriptError(`${app}.${api} failed: ${r.error}`);
     }
@@ -288,9 +303,22 @@ export class ScriptActor implements Actor {
     return values.length > 0 ? { key, values } : null;
   }
 
-  *login(app: string): Act<string> {
+  /**
+   * A call's arguments with its password or access token looked up again (the password list, a
+   * login) if the turn that showed it has left the policy's context; unchanged otherwise.
+   */
+  private *visibleSecrets(app: string, api: string, args: JsonObject): Act<JsonObject> {
+    if (api === "login" && typeof args.password === "string") {
+      if (this.passwords && this.visible(this.passwords.turn)) return args;
+      return { ...args, password: yield* this.password(app) };
+    }
     const known = this.tokens.get(app);
-    if (known && this.visible(known.turn)) return known.token;
+    if (typeof args.access_token !== "string" || !known || this.visible(known.turn)) return args;
+    return { ...args, access_token: yield* this.login(app) };
+  }
+
+  /** The app's password, from a password list the policy's context shows (fetched if not). */
+  private *password(app: string): Act<string> {
     if (!this.passwords || !this.visible(this.passwords.turn)) {
       const list = yield* this.call("supervisor", "show_account_passwords");
       if (!Array.isArray(list)) throw new ScriptError("no password list");
@@ -298,6 +326,13 @@ export class ScriptActor implements Actor {
     }
     const password = this.passwords.byApp.get(app);
     if (!password) throw new ScriptError(`no password for ${app}`);
+    return password;
+  }
+
+  *login(app: string): Act<string> {
+    const known = this.tokens.get(app);
+    if (known && this.visible(known.turn)) return known.token;
+    const password = yield* this.password(app);
     const username = app === "phone" ? this.phone : this.email;
     const result = (yield* this.call(app, "login", { username, password })) as JsonObject;
     const token = result.access_token;
