@@ -239,11 +239,7 @@ export class ScriptActor implements Actor {
       if (this.flawed("skipDoc")) skipped = true;
       else yield* this.readDoc(app, api);
     }
-    let args = given;
-    // A script keeps the token login gave it: with a context tracker, the app's latest token is
-    // sent instead, after a new login if that one has left the context.
-    if (this.context && typeof args.access_token === "string" && this.tokens.has(app))
-      args = { ...args, access_token: yield* this.login(app) };
+    let args = this.context ? yield* this.visibleSecrets(app, api, given) : given;
     let sent = args;
     const names = Object.keys(args).filter((k) => k !== "access_token" && k !== "page_index");
     if (skipped && names.length > 0 && this.flawed("wrongArgName")) {
@@ -304,16 +300,16 @@ export class ScriptActor implements Actor {
   }
 
   /**
-   * A call's arguments with its password or access token looked up again (the password list, a
-   * login) if the turn that showed it has left the policy's context; unchanged otherwise.
+   * A call's arguments with a password or access token the policy's context shows: a script keeps
+   * the token login gave it, and sends instead the app's latest, after a new login if that one
+   * has left the context; a login's password is looked up again if the list has left it.
    */
   private *visibleSecrets(app: string, api: string, args: JsonObject): Act<JsonObject> {
     if (api === "login" && typeof args.password === "string") {
       if (this.passwords && this.visible(this.passwords.turn)) return args;
       return { ...args, password: yield* this.password(app) };
     }
-    const known = this.tokens.get(app);
-    if (typeof args.access_token !== "string" || !known || this.visible(known.turn)) return args;
+    if (typeof args.access_token !== "string" || !this.tokens.has(app)) return args;
     return { ...args, access_token: yield* this.login(app) };
   }
 
