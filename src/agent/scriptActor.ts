@@ -287,14 +287,12 @@ export class ScriptActor implements Actor {
     const key = typeof args.password === "string" ? "password" : "access_token";
     const right = args[key];
     if (typeof right !== "string") return null;
-    const others =
-      key === "password"
-        ? this.passwords && this.visible(this.passwords.turn)
-          ? [...this.passwords.byApp.values()]
-          : []
-        : [...this.tokens.entries()]
-            .filter(([other, t]) => other !== app && this.visible(t.turn))
-            .map(([, t]) => t.token);
+    const others: string[] = [];
+    if (key === "access_token") {
+      for (const [other, t] of this.tokens)
+        if (other !== app && this.visible(t.turn)) others.push(t.token);
+    } else if (this.passwords && this.visible(this.passwords.turn))
+      others.push(...this.passwords.byApp.values());
     const values = [...new Set(others)].filter((v) => v !== right);
     return values.length > 0 ? { key, values } : null;
   }

@@ -93,52 +93,55 @@ describe("the demonstrator", () => {
     expect(mild).toBeLessThan(0.9);
   });
 
-  it("slips: a broken call that fails and changes nothing, then the right one", () => {
+  /**
+   * Plays 30 train tasks with one kind of non-imitated mistake; `check` sees each one (its turn)
+   * after the test that it was refused. Returns how many there were and how many tasks were solved.
+   */
+  function playMistakes(
+    flaws: Partial<Flaws>,
+    check: (run: ReturnType<typeof runEpisode>, turn: number) => void,
+  ): { mistakes: number; solved: number; tasks: number } {
     const train = tasksOf("train").slice(0, 30);
-    let slips = 0;
+    let mistakes = 0;
     let solved = 0;
     for (const task of train) {
-      const policy = createDemonstrator(task, 1, { ...NO_FLAWS, slip: 0.5 });
+      const policy = createDemonstrator(task, 1, { ...NO_FLAWS, ...flaws });
       const run = runEpisode(createEpisode(task.id), policy);
       expect(policy.failure).toBeNull();
       for (const i of policy.slips) {
         expect(run.observations[i]).toMatch(/^Error: /);
-        expect(run.actions[i + 1]).not.toBe(run.actions[i]);
+        check(run, i);
       }
-      slips += policy.slips.length;
+      mistakes += policy.slips.length;
       if (run.evaluation.success) solved++;
     }
-    expect(slips).toBeGreaterThan(train.length);
+    return { mistakes, solved, tasks: train.length };
+  }
+
+  it("slips: a broken call that fails and changes nothing, then the right one", () => {
+    const { mistakes, solved, tasks } = playMistakes({ slip: 0.5 }, (run, i) =>
+      expect(run.actions[i + 1]).not.toBe(run.actions[i]),
+    );
+    expect(mistakes).toBeGreaterThan(tasks);
     // Slips change nothing: with no other flaw every task is still solved.
-    expect(solved).toBe(train.length);
+    expect(solved).toBe(tasks);
   });
 
   it("swaps: another record's password or token, refused, then the right call copied from the record", () => {
-    const train = tasksOf("train").slice(0, 30);
-    let swaps = 0;
-    let solved = 0;
-    for (const task of train) {
-      const policy = createDemonstrator(task, 1, { ...NO_FLAWS, swap: 0.5 });
-      const run = runEpisode(createEpisode(task.id), policy);
-      expect(policy.failure).toBeNull();
-      for (const i of policy.slips) {
-        expect(run.observations[i]).toMatch(/^Error: /);
-        const wrong = parseAction(run.actions[i] as string);
-        const right = parseAction(run.actions[i + 1] as string);
-        if (!wrong.ok || !right.ok) throw new Error("a swap or its retry does not parse");
-        const key = "password" in right.call.args ? "password" : "access_token";
-        const bad = wrong.call.args[key] as string;
-        // The same call but for the secret, which is another record's: one an earlier
-        // observation showed, not a near miss of the right one.
-        expect({ ...wrong.call.args, [key]: right.call.args[key] }).toEqual(right.call.args);
-        expect(bad).not.toBe(right.call.args[key]);
-        expect(run.observations.slice(0, i).some((o) => o.includes(`"${bad}"`))).toBe(true);
-      }
-      swaps += policy.slips.length;
-      if (run.evaluation.success) solved++;
-    }
-    expect(swaps).toBeGreaterThan(train.length);
-    expect(solved).toBe(train.length);
+    const { mistakes, solved, tasks } = playMistakes({ swap: 0.5 }, (run, i) => {
+      const wrong = parseAction(run.actions[i] as string);
+      const right = parseAction(run.actions[i + 1] as string);
+      if (!wrong.ok || !right.ok) throw new Error("a swap or its retry does not parse");
+      const key = "password" in right.call.args ? "password" : "access_token";
+      const bad = wrong.call.args[key] as string;
+      // The same call but for the secret, which is another record's: one an earlier
+      // observation showed, not a near miss of the right one.
+      expect({ ...wrong.call.args, [key]: right.call.args[key] }).toEqual(right.call.args);
+      expect(bad).not.toBe(right.call.args[key]);
+      expect(run.observations.slice(0, i).some((o) => o.includes(`"${bad}"`))).toBe(true);
+    });
+    expect(mistakes).toBeGreaterThan(tasks);
+    expect(solved).toBe(tasks);
   });
 
   it("reads flaw rates from a spec and refuses a bad one with a message", () => {
