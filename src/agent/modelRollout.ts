@@ -1,5 +1,6 @@
 import { createEpisode, type Episode, type Evaluation } from "../env";
 import { Rng } from "../env/rng";
+import type { ModelConfig } from "../model/config";
 import { disposeCache, extendAndGenerate, type RowCache } from "../model/decode";
 import type { GPT } from "../model/gpt";
 import { EOA, type Tokenizer } from "../model/tokenizer";
@@ -78,8 +79,18 @@ export interface Trajectory {
   evaluation: Evaluation;
 }
 
-/** Attention scores held at once during a prefill (floats): keeps wasm's 4 GB heap safe. */
-const ATTENTION_BUDGET = 2 ** 25;
+/**
+ * Attention scores a prefill holds at once, over every layer and the copy head (floats): a
+ * forward pass keeps each layer's scores (and about three copies) until it ends, so this keeps
+ * wasm's heap safe (a 4-layer model's prefill crashed it when only one layer was counted).
+ * 5 x 2^24: the shipped model's batches (2 layers of 2 heads and a copy head) as before.
+ */
+const ATTENTION_BUDGET = 5 * 2 ** 24;
+
+/** The attention maps a forward pass holds per row and query: heads x layers, plus the copy head's. */
+export function attentionMaps(config: ModelConfig): number {
+  return config.nHeads * config.nLayers + (config.copyHead ? 1 : 0);
+}
 
 /** A row's cached length and the new tokens it brings. */
 export interface RowSize {
@@ -89,9 +100,10 @@ export interface RowSize {
 
 /**
  * Splits rows into decoding batches of at most `maxRows`, and fewer when the prefill is big, so
- * that rows x heads x new tokens x (cached + new) attention scores stay within ATTENTION_BUDGET.
+ * that rows x maps x new tokens x (cached + new) attention scores stay within ATTENTION_BUDGET
+ * (`maps`: attentionMaps of the model).
  */
-export function chunks(sizes: readonly RowSize[], maxRows: number, heads: number): number[][] {
+export function chunks(sizes: readonly RowSize[], maxRows: number, maps: number): number[][] {
   const out: number[][] = [];
   let current: number[] = [];
   let fresh = 0;
@@ -101,7 +113,7 @@ export function chunks(sizes: readonly RowSize[], maxRows: number, heads: number
     const t = Math.max(total, s.past + s.fresh);
     if (
       current.length > 0 &&
-      (current.length >= maxRows || (current.length + 1) * heads * f * t > ATTENTION_BUDGET)
+      (current.length >= maxRows || (current.length + 1) * maps * f * t > ATTENTION_BUDGET)
     ) {
       out.push(current);
       current = [];
@@ -227,7 +239,7 @@ async function rolloutWave(
         return { cache: null, tokens: contextFor(traj.prompt, traj.turns, start, i) };
       });
       const sizes = rows.map((r) => ({ past: r.cache?.length ?? 0, fresh: r.tokens.length }));
-      for (const chunk of chunks(sizes, batchSize, model.config.nHeads)) {
+      for (const chunk of chunks(sizes, batchSize, attentionMaps(model.config))) {
         const stepped: SteppedEpisode[] = [];
         const gen = await extendAndGenerate(
           model,
