@@ -69,13 +69,10 @@ export async function argumentNll(
     const t = tokenizeEpisode(tok, ep);
     const categories = t.turns.map((turn) => actionTokenCategories(tok, turn.action));
     const segs = segments(t.prompt, t.turns, contextBudget(model.config.context));
-    const { logprobs } = await scoreSequences(
-      model,
-      segs.map((s) => s.tokens),
-      { entropy: false },
-    );
-    segs.forEach((seg, k) => {
-      const lp = logprobs[k] as Float32Array;
+    for (const seg of segs) {
+      // One segment a pass: a few full-context segments at once overflow wasm's heap past 2 layers.
+      const lp = (await scoreSequences(model, [seg.tokens], { entropy: false }))
+        .logprobs[0] as Float32Array;
       let turn = -1;
       let within = 0;
       seg.turnOf.forEach((owner, i) => {
@@ -89,7 +86,7 @@ export async function argumentNll(
         add(key, nll);
         add("all", nll);
       });
-    });
+    }
   }
   return [...sums.entries()]
     .map(([key, s]) => ({ key, tokens: s.tokens, mean: s.total / s.tokens, total: s.total }))
