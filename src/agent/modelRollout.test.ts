@@ -43,6 +43,10 @@ describe("decoding batches (chunks)", () => {
     const few = chunks(prefills, 16, attentionMaps(shipped)).length;
     const more = chunks(prefills, 16, attentionMaps(deeper)).length;
     expect(more).toBeGreaterThan(few);
+    // The shipped model's batches as the rule before layers counted (2 heads against 2^25) made them.
+    expect(chunks(prefills, 16, attentionMaps(shipped)).map((c) => c.length)).toEqual([
+      6, 6, 6, 5, 5, 5, 5, 4,
+    ]);
     const steps: RowSize[] = prefills.map((s) => ({ past: s.fresh, fresh: 1 }));
     expect(chunks(steps, 16, attentionMaps(deeper)).map((c) => c.length)).toEqual([16, 16, 10]);
   });
