@@ -64,6 +64,7 @@ describe("sampling and scoring agree", () => {
         prevToken: 1,
         copyHead: true,
         copyContinue: true,
+        copyTarget: true,
       },
       3,
     );

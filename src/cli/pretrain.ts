@@ -6,6 +6,7 @@
  * Stage flags: [--preset small|default|tiny] [--worlds W] [--demo-seeds N] [--epochs E] [--lr LR]
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
+ *   [--copy-target]
  *   [--split-quote] [--flaws default|mild|name=rate,...] [--context-aware]
  *   [--episodes FILE.jsonl[,FILE...]]
  *   [--takeovers free:N,grammar:N] [--takeover-seed S] [--decoding free|grammar]
@@ -20,7 +21,8 @@
  *
  * Stage flags: --init continues from a checkpoint (its tokenizer and model; --preset and
  * --max-words are ignored); with --prev-token N it grows the model embeddings of the tokens up to N
- * back first, with --copy-continue the copy continuation prior, with --layers N more layers (each
+ * back first, with --copy-continue the copy continuation prior, with --copy-target the copy head's
+ * copied-token embedding (ModelConfig.copyTarget), with --layers N more layers (each
  * starting so that the model computes the same function, then it learns).
  * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
  * vocabulary or in the --init checkpoint's.
@@ -36,7 +38,8 @@
  * --decoding records how the policy is meant to act in the checkpoint's meta (eval and train use
  * it when not told; default: the --init checkpoint's).
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead),
- * --copy-continue also its continuation prior (ModelConfig.copyContinue).
+ * --copy-continue also its continuation prior (ModelConfig.copyContinue), --copy-target the
+ * copied-token term of its scores (ModelConfig.copyTarget).
  * A single stage's defaults are the shipped checkpoint's (recipe base); --max-steps 0 runs
  * every epoch. Same seed and options, same checkpoint (bit for bit on the same backend);
  * --minutes stops on time, so for a reproducible run give --max-steps instead.

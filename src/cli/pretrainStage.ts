@@ -44,6 +44,7 @@ export const STAGE_OPTIONS = {
   layers: { type: "string" },
   "copy-head": { type: "boolean" },
   "copy-continue": { type: "boolean" },
+  "copy-target": { type: "boolean" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
   "context-aware": { type: "boolean" },
@@ -236,6 +237,7 @@ export async function runStage(
     throw new Error(`--prev-token must be an integer from 0 to ${MAX_PREV_TOKEN}`);
   const prevToken = back as PrevToken | undefined;
   const copyContinue = v["copy-continue"] as boolean;
+  const copyTarget = v["copy-target"] === true; // no default: recipes' stage.json stay as they were
   const nLayers = v.layers === undefined ? undefined : num("layers", v.layers);
   if (nLayers !== undefined && !init) throw new Error("--layers grows an --init checkpoint");
   let model: GPT;
@@ -243,6 +245,7 @@ export async function runStage(
     init &&
     ((prevToken !== undefined && prevToken !== init.model.config.prevToken) ||
       (copyContinue && !init.model.config.copyContinue) ||
+      (copyTarget && !init.model.config.copyTarget) ||
       (nLayers !== undefined && nLayers !== init.model.config.nLayers))
   ) {
     // Grow the initial model: the new parameters add nothing yet (same function).
@@ -251,6 +254,7 @@ export async function runStage(
       {
         ...(prevToken !== undefined ? { prevToken } : {}),
         ...(copyContinue ? { copyContinue } : {}),
+        ...(copyTarget ? { copyTarget } : {}),
         ...(nLayers !== undefined ? { nLayers } : {}),
       },
       seed,
@@ -260,8 +264,9 @@ export async function runStage(
   else {
     const cfg = {
       ...presetConfig(preset, tok.size),
-      copyHead: (v["copy-head"] as boolean) || copyContinue,
+      copyHead: (v["copy-head"] as boolean) || copyContinue || copyTarget,
       copyContinue,
+      copyTarget,
     };
     model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
   }

@@ -36,7 +36,20 @@ export interface ModelConfig {
    * wrote. c is learned (`copy.cont`, starting at 0). false (older checkpoints): no prior.
    */
   copyContinue: boolean;
+  /**
+   * With the copy head: each key's score also sees the token a pointer to it would copy,
+   * s_tj += 10 (h_t W_c) . E_c[x_{j+1}] (`copy.wc` [d, r], `copy.tok` [vocab, r] starting at 0,
+   * r = COPY_TARGET_DIM).
+   * A key's own state cannot know the token after it (causal), so without this the pointer cannot
+   * tell where a copied value ends: in `Add a todo 'Coffee filters' due ...` it runs on into the
+   * closing `' ` where the action's value must close with `"`. With it, the query can learn which
+   * tokens it may copy where. false (older checkpoints): no such term.
+   */
+  copyTarget: boolean;
 }
+
+/** The width of the copy head's copied-token embedding (ModelConfig.copyTarget). */
+export const COPY_TARGET_DIM = 16;
 
 /** How many tokens back each token's input sees (ModelConfig.prevToken). */
 export type PrevToken = 0 | 1 | 2 | 3 | 4;
@@ -56,6 +69,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     prevToken: 1,
     copyHead: false,
     copyContinue: false,
+    copyTarget: false,
   },
   /** Quick experiments on a CPU. */
   small: {
@@ -67,6 +81,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     prevToken: 1,
     copyHead: false,
     copyContinue: false,
+    copyTarget: false,
   },
   /** The page's model: at most 2M parameters. */
   default: {
@@ -78,6 +93,7 @@ export const PRESETS: Record<PresetName, Omit<ModelConfig, "vocabSize">> = {
     prevToken: 1,
     copyHead: false,
     copyContinue: false,
+    copyTarget: false,
   },
 };
 
@@ -97,6 +113,7 @@ export const CONFIG_KEYS: readonly (keyof ModelConfig)[] = [
   "prevToken",
   "copyHead",
   "copyContinue",
+  "copyTarget",
 ];
 
 /** Checks a config (from a checkpoint or a caller); throws a message naming what is wrong. */
@@ -123,6 +140,12 @@ export function validateConfig(c: unknown): ModelConfig {
       `model config: copyContinue must be true or false, got ${JSON.stringify(copyContinue)}`,
     );
   if (copyContinue && !copyHead) throw new Error("model config: copyContinue needs copyHead");
+  const copyTarget = v?.copyTarget ?? false; // absent in checkpoints made before the field existed
+  if (typeof copyTarget !== "boolean")
+    throw new Error(
+      `model config: copyTarget must be true or false, got ${JSON.stringify(copyTarget)}`,
+    );
+  if (copyTarget && !copyHead) throw new Error("model config: copyTarget needs copyHead");
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");
@@ -136,5 +159,6 @@ export function validateConfig(c: unknown): ModelConfig {
     prevToken: prev as PrevToken,
     copyHead,
     copyContinue,
+    copyTarget,
   };
 }

@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { Rng } from "../env/rng";
-import { type ModelConfig, validateConfig } from "./config";
+import { COPY_TARGET_DIM, type ModelConfig, validateConfig } from "./config";
 
 /** Keys and values of one layer's attention for a batch: [B, heads, keys, headDim]. */
 export type LayerKV = {
@@ -129,6 +129,11 @@ const shiftedAttention = tf.customGrad(((content: tf.Tensor, allowed: tf.Tensor)
 
 /** The continuation prior's scale: a bonus of c * COPY_CONTINUE_SCALE nats at full confidence. */
 export const COPY_CONTINUE_SCALE = 10;
+/**
+ * The copied-token term's scale (ModelConfig.copyTarget): it starts at zero and must reach the
+ * size of a score (several nats) in a few hundred AdamW steps of about lr each.
+ */
+export const COPY_TARGET_SCALE = 10;
 
 let instances = 0;
 
@@ -239,6 +244,10 @@ export class GPT {
       add("copy.b", tf.zeros([1]));
     }
     if (config.copyContinue) add("copy.cont", tf.zeros([1]));
+    if (config.copyTarget) {
+      add("copy.wc", normal([d, COPY_TARGET_DIM], 0.02));
+      add("copy.tok", tf.zeros([V, COPY_TARGET_DIM])); // the term starts at 0; W_c gives it a gradient
+    }
     this.order = [
       "wte",
       "wpe",
@@ -248,6 +257,7 @@ export class GPT {
       "lnf.b",
       ...(config.copyHead ? ["copy.wq", "copy.wk", "copy.b"] : []),
       ...(config.copyContinue ? ["copy.cont"] : []),
+      ...(config.copyTarget ? ["copy.wc", "copy.tok"] : []),
     ];
   }
 
@@ -391,6 +401,18 @@ export class GPT {
       if (bonus.lastQuery) result.copyQuery = bonus.lastQuery;
     }
     const next = opts.copyNext ?? shiftIds(ids, -1);
+    if (this.config.copyTarget) {
+      // s_tj += 10 (h_t W_c) . E_c[x_{j+1}]: the score sees the token the pointer would copy
+      // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
+      const r = COPY_TARGET_DIM;
+      const qc = tf.matMul(query, this.w("copy.wc")).reshape([B, Q, r]);
+      const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, next.reshape([B * S]), V).reshape([
+        B,
+        S,
+        r,
+      ]);
+      scores = scores.add(tf.matMul(qc, kc, false, true).mul(COPY_TARGET_SCALE)) as tf.Tensor3D;
+    }
     if (opts.mixture === false) {
       result.copy = { scores, next };
       return result;
@@ -493,7 +515,7 @@ export class GPT {
    */
   static grow(
     from: GPT,
-    changes: Partial<Pick<ModelConfig, "prevToken" | "copyContinue" | "nLayers">>,
+    changes: Partial<Pick<ModelConfig, "prevToken" | "copyContinue" | "copyTarget" | "nLayers">>,
     seed = 0,
   ): GPT {
     const config = { ...from.config, ...changes };
@@ -505,13 +527,18 @@ export class GPT {
       );
     if (from.config.copyContinue && !config.copyContinue)
       throw new Error("cannot drop the copy continuation prior");
+    if (from.config.copyTarget && !config.copyTarget)
+      throw new Error("cannot drop the copy head's copied-token embedding");
     const model = new GPT(validateConfig(config), seed);
     const theirs = new Map(from.weights().map((w) => [w.name, w.variable]));
     const outputOfNewLayer = /^h\d+\.(attn\.wo|attn\.bo|mlp\.w2|mlp\.b2)$/;
+    // The copied-token term's query side keeps its init: with both sides at zero it would get
+    // no gradient (its table at zero is what keeps the function).
+    const keepsInit = (name: string) => /^h\d+\./.test(name) || name === "copy.wc";
     for (const { name, variable } of model.weights()) {
       const src = theirs.get(name);
       if (src) variable.assign(src);
-      else if (!/^h\d+\./.test(name) || outputOfNewLayer.test(name))
+      else if (!keepsInit(name) || outputOfNewLayer.test(name))
         tf.tidy(() => variable.assign(tf.zerosLike(variable)));
     }
     return model;

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Rng } from "../env/rng";
 import { presetConfig } from "./config";
 import { disposeCache, extendAndGenerate, generate, type RowCache } from "./decode";
-import { GPT, gatherRows } from "./gpt";
+import { COPY_TARGET_SCALE, GPT, gatherRows } from "./gpt";
 import { scoreSequences } from "./score";
 
 beforeAll(async () => {
@@ -20,6 +20,9 @@ function sharpenCopy(model: GPT): void {
     if (name === "copy.wq" || name === "copy.wk") variable.assign(variable.mul(30));
     if (name === "copy.b") variable.assign(tf.tensor1d([4]));
     if (name === "copy.cont") variable.assign(tf.tensor1d([0.8]));
+    if (name === "copy.wc") variable.assign(variable.mul(30));
+    if (name === "copy.tok")
+      variable.assign(tf.randomNormal(variable.shape, 0, 0.05, "float32", 7));
   }
 }
 
@@ -74,6 +77,8 @@ describe("GPT", () => {
       await tf.setBackend(backend);
       const variants = [
         { prevToken: 2, copyHead: true, copyContinue: true, strongCopy: true },
+        { prevToken: 2, copyHead: true, copyContinue: true, copyTarget: true, strongCopy: true },
+        { prevToken: 1, copyHead: true, copyContinue: false, copyTarget: true, strongCopy: true },
         { prevToken: 1, copyHead: true, copyContinue: true, strongCopy: false },
         { prevToken: 4, copyHead: true, copyContinue: true, strongCopy: true },
         { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: true },
@@ -81,8 +86,10 @@ describe("GPT", () => {
         { prevToken: 1, copyHead: false, copyContinue: false, strongCopy: false },
         { prevToken: 0, copyHead: true, copyContinue: false, strongCopy: true },
       ] as const;
-      for (const { prevToken, copyHead, copyContinue, strongCopy } of variants) {
-        const model = new GPT({ ...config, prevToken, copyHead, copyContinue }, 4);
+      for (const variant of variants) {
+        const { prevToken, copyHead, copyContinue, strongCopy } = variant;
+        const copyTarget = "copyTarget" in variant;
+        const model = new GPT({ ...config, prevToken, copyHead, copyContinue, copyTarget }, 4);
         if (strongCopy) sharpenCopy(model);
         const rng = new Rng(8);
         const contexts = randomContexts(rng, [5, 30, 12]);
@@ -143,7 +150,7 @@ describe("GPT", () => {
               worst = Math.max(worst, Math.abs(x - (full.logprobs[b]?.[at + t] as number)));
             });
         });
-        expect(worst, JSON.stringify({ prevToken, copyHead, copyContinue })).toBeLessThan(1e-4);
+        expect(worst, JSON.stringify(variant)).toBeLessThan(1e-4);
         model.dispose();
       }
       await tf.setBackend("cpu");
@@ -209,8 +216,37 @@ describe("GPT", () => {
     expect(() => GPT.grow(taller, { nLayers: L })).toThrow(/cannot drop layers/);
     taller.dispose();
     expect(() => GPT.grow(grown, { copyContinue: false })).toThrow(/cannot drop/);
+    // The copied-token term: the same function (its table at zero), and a gradient for the table.
+    const seeing = GPT.grow(grown, { copyTarget: true }, 5);
+    expect(seeing.paramCount()).toBe(grown.paramCount() + (config.vocabSize + config.dModel) * 16);
+    const g = await scoreSequences(seeing, seqs);
+    g.logprobs.forEach((x, i) => {
+      x.forEach((v, t) => {
+        expect(Math.abs(v - (c.logprobs[i]?.[t] as number))).toBeLessThan(1e-5);
+      });
+    });
+    const table = seeing.weights().find((w) => w.name === "copy.tok")?.variable as tf.Variable;
+    const tableGrad = tf.variableGrads(
+      () =>
+        tf.tidy(() => {
+          const ids = tf.tensor2d([seqs[1] as number[]], [1, 30], "int32");
+          return seeing.forward(ids).logits.slice([0, 0, 7], [1, 30, 1]).sum();
+        }) as tf.Scalar,
+      [table],
+    );
+    const moves = tf.tidy(
+      () => (tableGrad.grads[table.name] as tf.Tensor).abs().sum().dataSync()[0] as number,
+    );
+    expect(moves).toBeGreaterThan(0);
+    tableGrad.value.dispose();
+    tf.dispose(Object.values(tableGrad.grads));
+    expect(() => GPT.grow(seeing, { copyTarget: false })).toThrow(/cannot drop/);
+    seeing.dispose();
     expect(() =>
       GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyContinue: true }),
+    ).toThrow(/needs copyHead/);
+    expect(() =>
+      GPT.grow(new GPT({ ...config, copyHead: false }, 1), { copyTarget: true }),
     ).toThrow(/needs copyHead/);
     for (const m of [small, grown]) m.dispose();
   });
@@ -270,6 +306,45 @@ describe("GPT", () => {
     }
     // At t = 4 (context 10 11 10 12) the candidates are 11, 10, 12: entropy log 3.
     expect(entropies[0]?.[4]).toBeCloseTo(Math.log(3), 4);
+    model.dispose();
+  });
+
+  it("the copied-token term weighs each pointer by the token it would copy", async () => {
+    const model = new GPT({ ...config, copyHead: true, copyTarget: true }, 1);
+    const d = config.dModel;
+    const unit = Array.from({ length: d }, (_, i) => (i === 0 ? 1 : 0));
+    // A constant final state h = e_0 (vocabulary logits 0), content scores 0, copy.b 40, and
+    // E_c[11] = (ln 3 / scale, 0, ...): a pointer to a key followed by 11 weighs three times the others.
+    for (const { name, variable } of model.weights())
+      if (name === "wte" || name === "copy.wq" || name === "copy.wk" || name === "lnf.g")
+        variable.assign(tf.zerosLike(variable));
+      else if (name === "lnf.b") variable.assign(tf.tensor1d(unit));
+      else if (name === "copy.b") variable.assign(tf.tensor1d([40]));
+      else if (name === "copy.wc")
+        variable.assign(
+          tf.tensor2d(
+            Array.from({ length: d * 16 }, (_, i) => (i === 0 ? 1 : 0)),
+            [d, 16],
+          ),
+        );
+      else if (name === "copy.tok")
+        variable.assign(
+          tf.tensor2d(
+            Array.from({ length: config.vocabSize * 16 }, (_, i) =>
+              i === 11 * 16 ? Math.log(3) / COPY_TARGET_SCALE : 0,
+            ),
+            [config.vocabSize, 16],
+          ),
+        );
+    const seq = [10, 11, 10, 12, 10, 11, 10, 13, 10, 11];
+    const { logprobs } = await scoreSequences(model, [seq]);
+    for (let t = 2; t < seq.length; t++) {
+      const candidates = seq.slice(1, t);
+      const weight = (y: number) => (y === 11 ? 3 : 1);
+      const total = candidates.reduce((a, y) => a + weight(y), 0);
+      const mass = candidates.filter((y) => y === seq[t]).reduce((a, y) => a + weight(y), 0);
+      if (mass > 0) expect(logprobs[0]?.[t]).toBeCloseTo(Math.log(mass / total), 4);
+    }
     model.dispose();
   });
 
