@@ -245,7 +245,9 @@ export class GPT {
     }
     if (config.copyContinue) add("copy.cont", tf.zeros([1]));
     if (config.copyTarget) {
-      add("copy.wc", normal([d, COPY_TARGET_DIM], 0.02));
+      // Unit-scale queries (std 1/sqrt(d) on a layer-normed state): the table starts at zero and
+      // moves about lr a step, so its term grows as fast as the query is large.
+      add("copy.wc", normal([d, COPY_TARGET_DIM], 1 / Math.sqrt(d)));
       add("copy.tok", tf.zeros([V, COPY_TARGET_DIM])); // the term starts at 0; W_c gives it a gradient
     }
     this.order = [
