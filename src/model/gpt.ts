@@ -130,10 +130,12 @@ const shiftedAttention = tf.customGrad(((content: tf.Tensor, allowed: tf.Tensor)
 /** The continuation prior's scale: a bonus of c * COPY_CONTINUE_SCALE nats at full confidence. */
 export const COPY_CONTINUE_SCALE = 10;
 /**
- * The copied-token term's scale (ModelConfig.copyTarget): it starts at zero and must reach the
- * size of a score (several nats) in a few hundred AdamW steps of about lr each.
+ * The copied-token term's scale (ModelConfig.copyTarget), a learning-rate multiplier for its
+ * table: the table starts at zero, and the events that teach it (a copy that must stop where its
+ * source goes on) are rare, so AdamW, whose steps are about lr whatever the gradient, moved it
+ * 0.01 in 50 steps at scale 10 (a 7-nat gradient event each few steps, 2026-12-06).
  */
-export const COPY_TARGET_SCALE = 10;
+export const COPY_TARGET_SCALE = 30;
 
 let instances = 0;
 
@@ -404,7 +406,7 @@ export class GPT {
     }
     const next = opts.copyNext ?? shiftIds(ids, -1);
     if (this.config.copyTarget) {
-      // s_tj += 10 (h_t W_c) . E_c[x_{j+1}]: the score sees the token the pointer would copy
+      // s_tj += 30 (h_t W_c) . E_c[x_{j+1}]: the score sees the token the pointer would copy
       // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
       const r = COPY_TARGET_DIM;
       const qc = tf.matMul(query, this.w("copy.wc")).reshape([B, Q, r]);
