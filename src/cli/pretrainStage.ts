@@ -45,6 +45,7 @@ export const STAGE_OPTIONS = {
   "copy-head": { type: "boolean" },
   "copy-continue": { type: "boolean" },
   "copy-target": { type: "boolean" },
+  "train-only": { type: "string" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
   "context-aware": { type: "boolean" },
@@ -317,6 +318,9 @@ export async function runStage(
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,
     worldWeight: num("world-weight", v["world-weight"], false),
+    ...(typeof v["train-only"] === "string"
+      ? { trainOnly: v["train-only"].split(",").filter((x) => x.length > 0) }
+      : {}),
     onStep: async (s) => {
       await appendFile(curve, `${JSON.stringify(s)}\n`);
       if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);

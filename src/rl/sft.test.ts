@@ -57,6 +57,26 @@ describe("SFT", () => {
     model.dispose();
   });
 
+  it("trainOnly trains the named parameters and leaves the rest as they were", async () => {
+    const model = new GPT({ ...config, copyHead: true, copyTarget: true }, 5);
+    const before = new Map(model.weights().map((w) => [w.name, w.variable.dataSync().slice()]));
+    await sft(model, segs, {
+      epochs: 1,
+      lr: 0.01,
+      batchTokens: 4096,
+      seed: 0,
+      trainOnly: ["copy.wc", "copy.tok"],
+    });
+    for (const { name, variable } of model.weights()) {
+      const same = Array.from(variable.dataSync()).every((x, i) => x === before.get(name)?.[i]);
+      expect(same, name).toBe(!name.startsWith("copy.wc") && !name.startsWith("copy.tok"));
+    }
+    await expect(
+      sft(model, segs, { epochs: 1, lr: 0.01, batchTokens: 4096, seed: 0, trainOnly: ["copy.x"] }),
+    ).rejects.toThrow(/no parameter named "copy.x"/);
+    model.dispose();
+  });
+
   it("records each step's lr; decayProgress decays it by the share of a budget spent", async () => {
     const model = new GPT(config, 3);
     const stepLr = await sft(model, segs.slice(0, 2), {

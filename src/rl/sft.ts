@@ -36,6 +36,24 @@ export interface SftOptions {
    * model to copy from its context: what the agent must do with passwords and access tokens.
    */
   worldWeight?: number;
+  /**
+   * Train only the parameters with these names or name prefixes (e.g. `copy.` for a new copy-head
+   * term, at a learning rate the rest of the model would not take); the rest stay frozen.
+   * Default: every parameter.
+   */
+  trainOnly?: readonly string[];
+}
+
+/** The variables `trainOnly` selects (every one by default); a name that matches none is an error. */
+export function selectedVariables(model: GPT, trainOnly?: readonly string[]): tf.Variable[] {
+  if (!trainOnly) return model.trainableVariables();
+  const weights = model.weights();
+  for (const p of trainOnly)
+    if (!weights.some((w) => w.name.startsWith(p)))
+      throw new Error(
+        `no parameter named ${JSON.stringify(p)} or starting with it (parameters: ${weights.map((w) => w.name).join(", ")})`,
+      );
+  return weights.filter((w) => trainOnly.some((p) => w.name.startsWith(p))).map((w) => w.variable);
 }
 
 export interface SftStep {
@@ -136,7 +154,7 @@ export async function sft(
     weightDecay: opts.weightDecay ?? 0.01,
     clipNorm: opts.clipNorm ?? 1,
   });
-  const vars = model.trainableVariables();
+  const vars = selectedVariables(model, opts.trainOnly);
   const log: SftStep[] = [];
   const steps = batches.length * opts.epochs;
   let step = 0;
