@@ -38,6 +38,7 @@ function tinyConfig(over: Partial<ModelConfig> = {}): ModelConfig {
     prevToken: 1,
     copyHead: true,
     copyContinue: true,
+    copyTarget: true,
     ...over,
   } as ModelConfig;
 }
