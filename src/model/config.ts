@@ -38,8 +38,8 @@ export interface ModelConfig {
   copyContinue: boolean;
   /**
    * With the copy head: each key's score also sees the token a pointer to it would copy,
-   * s_tj += 30 (h_t W_c) . E_c[x_{j+1}] (`copy.wc` [d, r], `copy.tok` [vocab, r] starting at 0,
-   * r = COPY_TARGET_DIM).
+   * s_tj += 30 [(h_t W_c) . E_c[x_{j+1}] + b[x_{j+1}]] (`copy.wc` [d, r], `copy.tok` [vocab, r] and
+   * `copy.bias` [vocab, 1], the last two starting at 0; r = COPY_TARGET_DIM).
    * A key's own state cannot know the token after it (causal), so without this the pointer cannot
    * tell where a copied value ends: in `Add a todo 'Coffee filters' due ...` it runs on into the
    * closing `' ` where the action's value must close with `"`. With it, the query can learn which

@@ -251,6 +251,7 @@ export class GPT {
       // moves about lr a step, so its term grows as fast as the query is large.
       add("copy.wc", normal([d, COPY_TARGET_DIM], 1 / Math.sqrt(d)));
       add("copy.tok", tf.zeros([V, COPY_TARGET_DIM])); // the term starts at 0; W_c gives it a gradient
+      add("copy.bias", tf.zeros([V, 1])); // how readily each token is copied, whatever the query
     }
     this.order = [
       "wte",
@@ -261,7 +262,7 @@ export class GPT {
       "lnf.b",
       ...(config.copyHead ? ["copy.wq", "copy.wk", "copy.b"] : []),
       ...(config.copyContinue ? ["copy.cont"] : []),
-      ...(config.copyTarget ? ["copy.wc", "copy.tok"] : []),
+      ...(config.copyTarget ? ["copy.wc", "copy.tok", "copy.bias"] : []),
     ];
   }
 
@@ -406,7 +407,7 @@ export class GPT {
     }
     const next = opts.copyNext ?? shiftIds(ids, -1);
     if (this.config.copyTarget) {
-      // s_tj += 30 (h_t W_c) . E_c[x_{j+1}]: the score sees the token the pointer would copy
+      // s_tj += 30 [(h_t W_c) . E_c[x_{j+1}] + b[x_{j+1}]]: the score sees the token the pointer would copy
       // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
       const r = COPY_TARGET_DIM;
       const qc = tf.matMul(query, this.w("copy.wc")).reshape([B, Q, r]);
@@ -415,7 +416,12 @@ export class GPT {
         S,
         r,
       ]);
-      scores = scores.add(tf.matMul(qc, kc, false, true).mul(COPY_TARGET_SCALE)) as tf.Tensor3D;
+      const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, next.reshape([B * S]), V).reshape(
+        [B, 1, S],
+      );
+      scores = scores.add(
+        tf.matMul(qc, kc, false, true).add(bias).mul(COPY_TARGET_SCALE),
+      ) as tf.Tensor3D;
     }
     if (opts.mixture === false) {
       result.copy = { scores, next };

@@ -21,7 +21,7 @@ function sharpenCopy(model: GPT): void {
     if (name === "copy.b") variable.assign(tf.tensor1d([4]));
     if (name === "copy.cont") variable.assign(tf.tensor1d([0.8]));
     if (name === "copy.wc") variable.assign(variable.mul(30));
-    if (name === "copy.tok")
+    if (name === "copy.tok" || name === "copy.bias")
       variable.assign(tf.randomNormal(variable.shape, 0, 0.05, "float32", 7));
   }
 }
@@ -218,7 +218,9 @@ describe("GPT", () => {
     expect(() => GPT.grow(grown, { copyContinue: false })).toThrow(/cannot drop/);
     // The copied-token term: the same function (its table at zero), and a gradient for the table.
     const seeing = GPT.grow(grown, { copyTarget: true }, 5);
-    expect(seeing.paramCount()).toBe(grown.paramCount() + (config.vocabSize + config.dModel) * 16);
+    expect(seeing.paramCount()).toBe(
+      grown.paramCount() + (config.vocabSize + config.dModel) * 16 + config.vocabSize,
+    );
     const g = await scoreSequences(seeing, seqs);
     g.logprobs.forEach((x, i) => {
       x.forEach((v, t) => {
@@ -345,6 +347,24 @@ describe("GPT", () => {
       const mass = candidates.filter((y) => y === seq[t]).reduce((a, y) => a + weight(y), 0);
       if (mass > 0) expect(logprobs[0]?.[t]).toBeCloseTo(Math.log(mass / total), 4);
     }
+    // The per-token bias alone (the query-dependent part at zero) weighs them the same way.
+    for (const { name, variable } of model.weights())
+      if (name === "copy.tok") variable.assign(tf.zerosLike(variable));
+      else if (name === "copy.bias")
+        variable.assign(
+          tf.tensor2d(
+            Array.from({ length: config.vocabSize }, (_, i) =>
+              i === 11 ? Math.log(3) / COPY_TARGET_SCALE : 0,
+            ),
+            [config.vocabSize, 1],
+          ),
+        );
+    const biased = await scoreSequences(model, [seq]);
+    expect(Array.from(biased.logprobs[0] ?? []).slice(2)).toEqual(
+      Array.from(logprobs[0] ?? [])
+        .slice(2)
+        .map((x) => expect.closeTo(x, 4)),
+    );
     model.dispose();
   });
 
