@@ -538,7 +538,7 @@ export class GPT {
     if (from.config.copyContinue && !config.copyContinue)
       throw new Error("cannot drop the copy continuation prior");
     if (from.config.copyTarget && !config.copyTarget)
-      throw new Error("cannot drop the copy head's copied-token embedding");
+      throw new Error("cannot drop the copy head's copied-token term");
     const model = new GPT(validateConfig(config), seed);
     const theirs = new Map(from.weights().map((w) => [w.name, w.variable]));
     const outputOfNewLayer = /^h\d+\.(attn\.wo|attn\.bo|mlp\.w2|mlp\.b2)$/;

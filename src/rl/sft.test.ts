@@ -74,6 +74,9 @@ describe("SFT", () => {
     await expect(
       sft(model, segs, { epochs: 1, lr: 0.01, batchTokens: 4096, seed: 0, trainOnly: ["copy.x"] }),
     ).rejects.toThrow(/no parameter named "copy.x"/);
+    await expect(
+      sft(model, segs, { epochs: 1, lr: 0.01, batchTokens: 4096, seed: 0, trainOnly: [] }),
+    ).rejects.toThrow(/names no parameter/);
     model.dispose();
   });
 

@@ -47,6 +47,7 @@ export interface SftOptions {
 /** The variables `trainOnly` selects (every one by default); a name that matches none is an error. */
 export function selectedVariables(model: GPT, trainOnly?: readonly string[]): tf.Variable[] {
   if (!trainOnly) return model.trainableVariables();
+  if (trainOnly.length === 0) throw new Error("trainOnly names no parameter");
   const weights = model.weights();
   for (const p of trainOnly)
     if (!weights.some((w) => w.name.startsWith(p)))
