@@ -410,15 +410,10 @@ export class GPT {
       // s_tj += 30 [(h_t W_c) . E_c[x_{j+1}] + b[x_{j+1}]]: the score sees the token the pointer would copy
       // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
       const r = COPY_TARGET_DIM;
+      const copied = next.reshape([B * S]) as tf.Tensor1D;
       const qc = tf.matMul(query, this.w("copy.wc")).reshape([B, Q, r]);
-      const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, next.reshape([B * S]), V).reshape([
-        B,
-        S,
-        r,
-      ]);
-      const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, next.reshape([B * S]), V).reshape(
-        [B, 1, S],
-      );
+      const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, copied, V).reshape([B, S, r]);
+      const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, copied, V).reshape([B, 1, S]);
       scores = scores.add(
         tf.matMul(qc, kc, false, true).add(bias).mul(COPY_TARGET_SCALE),
       ) as tf.Tensor3D;
