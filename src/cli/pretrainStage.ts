@@ -46,6 +46,8 @@ export const STAGE_OPTIONS = {
   "copy-continue": { type: "boolean" },
   "copy-target": { type: "boolean" },
   "train-only": { type: "string" },
+  sgd: { type: "string" },
+  "sgd-lr": { type: "string" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
   "context-aware": { type: "boolean" },
@@ -320,6 +322,14 @@ export async function runStage(
     worldWeight: num("world-weight", v["world-weight"], false),
     ...(typeof v["train-only"] === "string"
       ? { trainOnly: v["train-only"].split(",").filter((x) => x.length > 0) }
+      : {}),
+    ...(typeof v.sgd === "string"
+      ? {
+          sgd: {
+            names: v.sgd.split(",").filter((x) => x.length > 0),
+            lr: num("sgd-lr", v["sgd-lr"], false),
+          },
+        }
       : {}),
     onStep: async (s) => {
       await appendFile(curve, `${JSON.stringify(s)}\n`);

@@ -9,6 +9,14 @@ export interface AdamWOptions {
   weightDecay?: number;
   /** Clip the global gradient norm to this value (0 = no clipping). */
   clipNorm?: number;
+  /**
+   * Variables (by tf name) updated by plain SGD at their own learning rate instead of Adam, and not
+   * decayed: w <- w - sgdLr * g (g after the global clip). Adam moves every parameter about lr a
+   * step whatever its gradient's size, so a term taught by rare, large gradients (a copy score
+   * that must learn where a copy stops) moves its rows of frequent, noisy gradients as far; SGD
+   * moves each row in proportion to its own gradient.
+   */
+  sgd?: { variables: ReadonlySet<string>; lr: number };
 }
 
 type NamedTensor = { name: string; tensor: tf.Tensor };
@@ -32,7 +40,7 @@ export interface StepReport {
  */
 export class AdamW {
   private readonly adam: tf.AdamOptimizer;
-  readonly options: Required<AdamWOptions>;
+  readonly options: Required<Omit<AdamWOptions, "sgd">> & Pick<AdamWOptions, "sgd">;
 
   constructor(options: AdamWOptions) {
     this.options = {
@@ -93,14 +101,26 @@ export class AdamW {
     if (applied) {
       const { clipNorm, weightDecay, lr } = this.options;
       const scale = clipNorm > 0 && gradNorm > clipNorm ? clipNorm / gradNorm : 1;
+      const sgd = this.options.sgd;
       const clipped: tf.NamedTensorMap = {};
       for (const n of names)
         clipped[n] = scale === 1 ? (grads[n] as tf.Tensor) : tf.mul(grads[n] as tf.Tensor, scale);
-      this.adam.applyGradients(clipped as unknown as Record<string, tf.Variable>);
+      const adamGrads: tf.NamedTensorMap = {};
+      for (const n of names) if (!sgd?.variables.has(n)) adamGrads[n] = clipped[n] as tf.Tensor;
+      if (Object.keys(adamGrads).length > 0)
+        this.adam.applyGradients(adamGrads as unknown as Record<string, tf.Variable>);
+      if (sgd)
+        tf.tidy(() => {
+          for (const v of vars)
+            if (sgd.variables.has(v.name) && clipped[v.name])
+              v.assign(tf.sub(v, tf.mul(clipped[v.name] as tf.Tensor, sgd.lr)));
+        });
       if (scale !== 1) tf.dispose(Object.values(clipped));
       if (weightDecay > 0)
         tf.tidy(() => {
-          for (const v of vars) if (v.rank === 2) v.assign(tf.mul(v, 1 - lr * weightDecay));
+          for (const v of vars)
+            if (v.rank === 2 && !sgd?.variables.has(v.name))
+              v.assign(tf.mul(v, 1 - lr * weightDecay));
         });
     }
     tf.dispose(Object.values(grads));

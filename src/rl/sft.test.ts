@@ -80,6 +80,28 @@ describe("SFT", () => {
     model.dispose();
   });
 
+  it("sgd trains the named parameters by plain SGD beside AdamW; names of nothing trained are refused", async () => {
+    const model = new GPT({ ...config, copyHead: true, copyTarget: true }, 6);
+    const bias = model.weights().find((w) => w.name === "copy.bias")?.variable as tf.Variable;
+    const opts = { epochs: 1, lr: 0.01, batchTokens: 4096, seed: 0 };
+    // An SGD rate of zero leaves its parameters where they were while AdamW moves the rest.
+    const before = new Map(model.weights().map((w) => [w.name, w.variable.dataSync().slice()]));
+    await sft(model, segs, { ...opts, sgd: { names: ["copy.tok", "copy.bias"], lr: 0 } });
+    for (const { name, variable } of model.weights()) {
+      const same = Array.from(variable.dataSync()).every((x, i) => x === before.get(name)?.[i]);
+      expect(same, name).toBe(name === "copy.tok" || name === "copy.bias");
+    }
+    await sft(model, segs, { ...opts, sgd: { names: ["copy.bias"], lr: 1 } });
+    expect(Array.from(bias.dataSync()).some((x) => x !== 0)).toBe(true);
+    await expect(sft(model, segs, { ...opts, sgd: { names: ["copy.x"], lr: 1 } })).rejects.toThrow(
+      /no parameter named "copy.x"/,
+    );
+    await expect(
+      sft(model, segs, { ...opts, trainOnly: ["copy.wc"], sgd: { names: ["copy.bias"], lr: 1 } }),
+    ).rejects.toThrow(/none of the trained/);
+    model.dispose();
+  });
+
   it("records each step's lr; decayProgress decays it by the share of a budget spent", async () => {
     const model = new GPT(config, 3);
     const stepLr = await sft(model, segs.slice(0, 2), {

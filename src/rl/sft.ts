@@ -42,6 +42,12 @@ export interface SftOptions {
    * Default: every parameter.
    */
   trainOnly?: readonly string[];
+  /**
+   * Parameters (names or name prefixes, as `trainOnly`) trained by plain SGD at `lr` instead of
+   * AdamW (see AdamWOptions.sgd): a new term taught by rare, large gradients, beside the rest of
+   * the model at the AdamW learning rate. Its lr follows the same schedule (scaled by lr / opts.lr).
+   */
+  sgd?: { names: readonly string[]; lr: number };
 }
 
 /** The variables `trainOnly` selects (every one by default); a name that matches none is an error. */
@@ -150,12 +156,18 @@ export async function sft(
   const batches = makeBatches(segments, model.config.context, opts.batchTokens).filter((b) =>
     b.some((s) => s.agentMask.some((a, i) => i > 0 && a > 0)),
   );
+  const vars = selectedVariables(model, opts.trainOnly);
+  const sgdVars = opts.sgd
+    ? new Set(selectedVariables(model, opts.sgd.names).map((v) => v.name))
+    : undefined;
+  if (sgdVars && ![...sgdVars].some((n) => vars.some((v) => v.name === n)))
+    throw new Error("the sgd parameters are none of the trained ones (trainOnly)");
   const optimizer = new AdamW({
     lr: opts.lr,
     weightDecay: opts.weightDecay ?? 0.01,
     clipNorm: opts.clipNorm ?? 1,
+    ...(opts.sgd && sgdVars ? { sgd: { variables: sgdVars, lr: opts.sgd.lr } } : {}),
   });
-  const vars = selectedVariables(model, opts.trainOnly);
   const log: SftStep[] = [];
   const steps = batches.length * opts.epochs;
   let step = 0;
@@ -167,6 +179,11 @@ export async function sft(
         optimizer.lr = opts.decayProgress
           ? learningRate({ ...opts, decaySteps: 1 }, opts.decayProgress())
           : learningRate(opts, step);
+        if (opts.sgd && optimizer.options.sgd)
+          optimizer.options.sgd = {
+            ...optimizer.options.sgd,
+            lr: opts.lr > 0 ? (opts.sgd.lr * optimizer.lr) / opts.lr : opts.sgd.lr,
+          };
         const packed = packBatch(
           batch.map((s) => s.tokens),
           batch.map((s) => s.agentMask),
