@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { parseAction, tasksOf } from "../env";
+import { listTasks, parseAction, tasksOf, trainWorldTasks } from "../env";
 import { Tokenizer } from "../model/tokenizer";
-import { collectDemonstrations, type EpisodeText, episodeCorpus, tokenizeEpisode } from "./demos";
+import {
+  collectDemonstrations,
+  type EpisodeText,
+  episodeCorpus,
+  parseTemplateWeights,
+  repeatByTemplate,
+  templateIdOf,
+  tokenizeEpisode,
+} from "./demos";
 import { NO_FLAWS } from "./scriptActor";
 import { contextBudget, contextStarts } from "./transcript";
 
@@ -69,5 +77,36 @@ describe("a demonstrator that forgets what left the policy's context", () => {
   it("acts as the plain demonstrator while nothing leaves the context", () => {
     const roomy = collectDemonstrations(tasks, [0], NO_FLAWS, { tokenizer: tok, context: 1 << 20 });
     expect(roomy).toEqual(plain);
+  });
+});
+
+describe("template weights (the data mix)", () => {
+  it("parses template=K pairs and refuses unknown templates, bad weights and empty specs", () => {
+    expect([...parseTemplateWeights("todo_create=4, notes_append=2")]).toEqual([
+      ["todo_create", 4],
+      ["notes_append", 2],
+    ]);
+    expect(() => parseTemplateWeights("todo_creat=4")).toThrow(/unknown template 'todo_creat'/);
+    expect(() => parseTemplateWeights("todo_create=0")).toThrow(/at least 1/);
+    expect(() => parseTemplateWeights("todo_create=1.5")).toThrow(/bad template weight/);
+    expect(() => parseTemplateWeights("todo_create")).toThrow(/bad template weight/);
+    expect(() => parseTemplateWeights(",")).toThrow(/no template weight/);
+  });
+
+  it("repeats each named template's episodes K times, in order, the rest once", () => {
+    const eps = ["todo_create.train0.1", "pay_contact.train2.0", "todo_create.train3.2"].map(
+      (taskId) => ({ taskId }),
+    );
+    const mix = repeatByTemplate(eps, parseTemplateWeights("todo_create=3"));
+    expect(mix.map((e) => e.taskId)).toEqual([
+      ...Array(3).fill("todo_create.train0.1"),
+      "pay_contact.train2.0",
+      ...Array(3).fill("todo_create.train3.2"),
+    ]);
+  });
+
+  it("a task id names its template, on every split and on the fresh train worlds", () => {
+    for (const t of [...listTasks("all"), ...trainWorldTasks(2)])
+      expect(templateIdOf(t.id)).toBe(t.templateId);
   });
 });

@@ -1,4 +1,4 @@
-import { createEpisode, type Split, type Task, tasksOf } from "../env";
+import { createEpisode, type Split, type Task, TEMPLATES, tasksOf } from "../env";
 import type { Tokenizer } from "../model/tokenizer";
 import { createDemonstrator } from "./demonstrator";
 import { runEpisode } from "./run";
@@ -129,4 +129,44 @@ export function parseEpisodeLines(text: string, source = "episodes"): EpisodeTex
     });
   });
   return out;
+}
+
+/**
+ * Parses per-template weights written as `template=K,...` (e.g. `todo_create=4,notes_append=4`):
+ * K a whole number of at least 1, each name a task template's id. Throws naming the bad part.
+ */
+export function parseTemplateWeights(spec: string): Map<string, number> {
+  const ids = TEMPLATES.map((t) => t.id);
+  const out = new Map<string, number>();
+  for (const part of spec.split(",")) {
+    if (part.trim() === "") continue;
+    const m = /^\s*(\w+)\s*=\s*(\d+)\s*$/.exec(part);
+    if (!m) throw new Error(`bad template weight '${part}': write template=K, e.g. todo_create=4`);
+    const [, name, value] = m as unknown as [string, string, string];
+    if (!ids.includes(name))
+      throw new Error(`unknown template '${name}': one of ${ids.join(", ")}`);
+    const k = Number(value);
+    if (k < 1) throw new Error(`template weight '${part}' must be a whole number of at least 1`);
+    out.set(name, k);
+  }
+  if (out.size === 0) throw new Error("no template weight given: write template=K,...");
+  return out;
+}
+
+/**
+ * Each episode `weights.get(its template)` times (once when unnamed), in order: the data mix of
+ * behaviour cloning, when some templates' decisions are too rare in the plain mix to be learnt.
+ */
+export function repeatByTemplate<E extends { taskId: string }>(
+  episodes: readonly E[],
+  weights: ReadonlyMap<string, number>,
+): E[] {
+  return episodes.flatMap((e) =>
+    Array.from({ length: weights.get(templateIdOf(e.taskId)) ?? 1 }, () => e),
+  );
+}
+
+/** The template of a task id (`todo_create.train3.1` -> `todo_create`). */
+export function templateIdOf(taskId: string): string {
+  return taskId.split(".")[0] as string;
 }

@@ -13,6 +13,8 @@ import {
   episodeCorpus,
   type PolicyContext,
   parseEpisodeLines,
+  parseTemplateWeights,
+  repeatByTemplate,
   tokenizeEpisode,
 } from "../agent/demos";
 import { ActionGrammar } from "../agent/grammar";
@@ -47,6 +49,7 @@ export const STAGE_OPTIONS = {
   "copy-target": { type: "boolean" },
   "train-only": { type: "string" },
   sgd: { type: "string" },
+  "template-weights": { type: "string" },
   "sgd-lr": { type: "string" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
@@ -173,6 +176,11 @@ export async function runStage(
   // worker thread per demonstrator seed (the same episodes in the same order as one thread).
   const worlds = num("worlds", v.worlds);
   const flaws = parseFlaws(v.flaws as string);
+  // --template-weights: the data mix (each named template's episodes K times), checked up front.
+  const weights =
+    typeof v["template-weights"] === "string"
+      ? parseTemplateWeights(v["template-weights"])
+      : undefined;
   const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
   const init = initParsed ? modelFromCheckpoint(initParsed) : null;
   // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
@@ -277,7 +285,12 @@ export async function runStage(
   // An action longer than the per-turn cap is one the policy could never sample: such episodes
   // (a few long notes and messages) are left out.
   let skipped = 0;
-  const segs = demos.flatMap((d) => {
+  const mix = weights ? repeatByTemplate(demos, weights) : demos;
+  if (weights)
+    log(
+      `template weights ${[...weights].map(([t, k]) => `${t}=${k}`).join(",")}: ${mix.length} episodes to imitate`,
+    );
+  const segs = mix.flatMap((d) => {
     const t = tokenizeEpisode(tok, d);
     if (t.turns.some((x) => x.action.length > MAX_ACTION_TOKENS)) {
       skipped++;
