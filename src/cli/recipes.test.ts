@@ -16,8 +16,21 @@ describe("planRun", () => {
   it("runs the shipped recipe when no stage flag is given: the copy chain, then the agent stages", () => {
     const plan = planRun({ seed: 0, out: "OUT", stageFlags: {} });
     const chain = (RECIPES["copy-chain"] as Recipe).stages.map((s) => s.name);
-    expect(plan.map((s) => s.name)).toEqual([...chain, "takeover", "expert", "expert2"]);
-    expect(plan.at(-1)?.values).toMatchObject({ seed: "7", out: "OUT", flaws: "none,slip=0.1" });
+    expect(plan.map((s) => s.name)).toEqual([
+      ...chain,
+      "takeover",
+      "expert",
+      "expert2",
+      "aware",
+      "mix",
+    ]);
+    expect(plan.at(-1)?.values).toMatchObject({
+      seed: "21",
+      out: "OUT",
+      flaws: "none,slip=0.1",
+      "copy-target": true,
+      "template-weights": "todo_create=4,notes_append=4",
+    });
     expect(plan.find((s) => s.name === "takeover")?.values.takeovers).toBe("free:96,grammar:96");
     const small = planRun({ recipe: "small", seed: 0, out: "OUT", stageFlags: {} });
     expect(small).toEqual([

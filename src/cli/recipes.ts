@@ -94,12 +94,26 @@ const AGENT_STAGES: readonly Stage[] = [
     args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --lr 0.0005 --lr-final 0.00005 --max-steps 300",
     about: "the same on fresh worlds, lr decayed to 5e-5",
   },
+  {
+    name: "aware",
+    seed: 11,
+    args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --context-aware --lr 0.0003 --lr-final 0.00003 --max-steps 200",
+    about:
+      "the expert forgets a password or access token once it has left the policy's context, and looks it up again",
+  },
+  {
+    name: "mix",
+    seed: 21,
+    args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --context-aware --copy-target --template-weights todo_create=4,notes_append=4 --lr 3e-4 --lr-final 1e-4 --max-steps 300",
+    about:
+      "the copied-token term (where a copied value ends), the two templates that end single-quoted copies imitated 4x",
+  },
 ];
 
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations; ~17M tokens of SFT in ten stages (about 12 hours on wasm here; stage 4 was run on an H200)",
+      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations (the last two stages: the forgetting expert, the copied-token term and a data mix); ~19M tokens of SFT in twelve stages (about 14 hours on wasm here; stage 4 was run on an H200)",
     stages: [...COPY_CHAIN, ...AGENT_STAGES],
   },
   "copy-chain": {
