@@ -14,7 +14,8 @@ export interface AdamWOptions {
    * decayed: w <- w - sgdLr * g (g after the global clip). Adam moves every parameter about lr a
    * step whatever its gradient's size, so a term taught by rare, large gradients (a copy score
    * that must learn where a copy stops) moves its rows of frequent, noisy gradients as far; SGD
-   * moves each row in proportion to its own gradient.
+   * moves each row in proportion to its own gradient. (Tried on the copied-token term, it did not
+   * help: the frequent rows' summed gradients still dwarf a rare event's; docs/model.md.)
    */
   sgd?: { variables: ReadonlySet<string>; lr: number };
 }
