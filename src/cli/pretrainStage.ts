@@ -33,7 +33,7 @@ import {
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
 import { sft } from "../rl/sft";
-import { num, parseDecoding } from "./args";
+import { commaList, num, parseDecoding } from "./args";
 import { collectDemonstrationsParallel, pretrainTasks } from "./demoWorkers";
 
 /** Options that shape one stage's training (a recipe's stages set these, the command line does not). */
@@ -333,13 +333,11 @@ export async function runStage(
     batchTokens: num("batch-tokens", v["batch-tokens"]),
     seed,
     worldWeight: num("world-weight", v["world-weight"], false),
-    ...(typeof v["train-only"] === "string"
-      ? { trainOnly: v["train-only"].split(",").filter((x) => x.length > 0) }
-      : {}),
+    ...(typeof v["train-only"] === "string" ? { trainOnly: commaList(v["train-only"]) } : {}),
     ...(typeof v.sgd === "string"
       ? {
           sgd: {
-            names: v.sgd.split(",").filter((x) => x.length > 0),
+            names: commaList(v.sgd),
             lr: num("sgd-lr", v["sgd-lr"], false),
           },
         }
