@@ -285,6 +285,7 @@ export async function runStage(
   // An action longer than the per-turn cap is one the policy could never sample: such episodes
   // (a few long notes and messages) are left out.
   let skipped = 0;
+  const episodeTokens: number[] = []; // each imitated episode's whole length, before the context rule
   const mix = weights ? repeatByTemplate(demos, weights) : demos;
   if (weights)
     log(
@@ -296,12 +297,15 @@ export async function runStage(
       skipped++;
       return [];
     }
+    episodeTokens.push(
+      t.turns.reduce((n, x) => n + x.action.length + x.observation.length, t.prompt.length),
+    );
     return segments(t.prompt, t.turns, contextBudget(config.context));
   });
   if (skipped) log(`left out ${skipped} episodes with an action over ${MAX_ACTION_TOKENS} tokens`);
   const tokens = segs.reduce((s, x) => s + x.tokens.length, 0);
   log(
-    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens; vocabulary ${tok.size}; ${model.paramCount()} parameters`,
+    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens (an episode: mean ${Math.round(episodeTokens.reduce((a, b) => a + b, 0) / Math.max(1, episodeTokens.length))}, max ${Math.max(0, ...episodeTokens)}); vocabulary ${tok.size}; ${model.paramCount()} parameters`,
   );
   await mkdir(out, { recursive: true });
   const curve = join(out, "sft.jsonl");
