@@ -304,8 +304,10 @@ export async function runStage(
   });
   if (skipped) log(`left out ${skipped} episodes with an action over ${MAX_ACTION_TOKENS} tokens`);
   const tokens = segs.reduce((s, x) => s + x.tokens.length, 0);
+  const episodeMean = episodeTokens.reduce((a, b) => a + b, 0) / Math.max(1, episodeTokens.length);
+  const episodeMax = episodeTokens.reduce((a, b) => Math.max(a, b), 0);
   log(
-    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens (an episode: mean ${Math.round(episodeTokens.reduce((a, b) => a + b, 0) / Math.max(1, episodeTokens.length))}, max ${episodeTokens.reduce((a, b) => Math.max(a, b), 0)}); vocabulary ${tok.size}; ${model.paramCount()} parameters`,
+    `${demos.length} demonstrator episodes (${((100 * demos.filter((d) => d.success).length) / demos.length).toFixed(1)}% successful), ${segs.length} sequences, ${tokens} tokens (an episode: mean ${Math.round(episodeMean)}, max ${episodeMax}); vocabulary ${tok.size}; ${model.paramCount()} parameters`,
   );
   await mkdir(out, { recursive: true });
   const curve = join(out, "sft.jsonl");
