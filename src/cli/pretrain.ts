@@ -7,7 +7,7 @@
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
  *   [--copy-target] [--train-only NAME[,NAME...]] [--sgd NAME[,NAME...] --sgd-lr LR]
- *   [--template-weights TEMPLATE=K,...]
+ *   [--template-weights TEMPLATE=K,...] [--average-from STEP]
  *   [--split-quote] [--flaws default|mild|name=rate,...] [--context-aware]
  *   [--episodes FILE.jsonl[,FILE...]]
  *   [--takeovers free:N,grammar:N] [--takeover-seed S] [--decoding free|grammar]
@@ -33,6 +33,8 @@
  * with --lr) instead of AdamW: a new term whose rows must move in proportion to their gradients.
  * --template-weights imitates each named task template's episodes K times (the data mix; e.g.
  * `todo_create=4`), every other template's once.
+ * --average-from STEP saves the mean of the weights after each step from STEP on (tail averaging,
+ * SftOptions.averageFrom) instead of the last step's; --save-every checkpoints stay raw.
  * --world-weight W adds W x the language-modelling loss on the world's tokens (default 0).
  * --lr-final decays the learning rate linearly from --lr to it over --max-steps (with --max-steps 0
  * and --minutes M: over the M minutes).

@@ -51,6 +51,7 @@ export const STAGE_OPTIONS = {
   sgd: { type: "string" },
   "sgd-lr": { type: "string" },
   "template-weights": { type: "string" },
+  "average-from": { type: "string" },
   "split-quote": { type: "boolean" },
   flaws: { type: "string" },
   "context-aware": { type: "boolean" },
@@ -348,6 +349,9 @@ export async function runStage(
           },
         }
       : {}),
+    ...(v["average-from"] !== undefined
+      ? { averageFrom: num("average-from", v["average-from"]) }
+      : {}),
     onStep: async (s) => {
       await appendFile(curve, `${JSON.stringify(s)}\n`);
       if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);
@@ -361,6 +365,9 @@ export async function runStage(
       (minutes > 0 && performance.now() - t0 > minutes * 60_000),
   });
   const seconds = (performance.now() - t0) / 1000;
+  const from = v["average-from"] === undefined ? 0 : num("average-from", v["average-from"]);
+  if (from > 0 && steps.length >= from)
+    log(`saved the mean of the weights after steps ${from}-${steps.length} (--average-from)`);
   await save(steps.length);
   const last = steps.slice(-10);
   const summary: StageSummary = {

@@ -134,6 +134,37 @@ describe("SFT", () => {
     model.dispose();
   });
 
+  it("averageFrom leaves the model with the mean of its weights after each step from that one on", async () => {
+    const model = new GPT(config, 7);
+    const opts = { epochs: 4, lr: 0.01, batchTokens: 4096, seed: 0 };
+    // The same run twice: once recording each step's weights, once averaging from step 2.
+    const seen: Float32Array[][] = [];
+    const raw = await sft(model, segs.slice(0, 2), {
+      ...opts,
+      onStep: () => {
+        seen.push(model.weights().map((w) => w.variable.dataSync().slice() as Float32Array));
+      },
+    });
+    expect(raw.length).toBe(4);
+    model.dispose();
+    const averaged = new GPT(config, 7);
+    const before = tf.memory().numTensors;
+    const log = await sft(averaged, segs.slice(0, 2), { ...opts, averageFrom: 2 });
+    expect(tf.memory().numTensors).toBe(before);
+    expect(log.map((s) => s.loss)).toEqual(raw.map((s) => s.loss)); // same trajectory
+    averaged.weights().forEach((w, k) => {
+      const got = w.variable.dataSync();
+      const want = (i: number) =>
+        ((seen[1]?.[k]?.[i] ?? 0) + (seen[2]?.[k]?.[i] ?? 0) + (seen[3]?.[k]?.[i] ?? 0)) / 3;
+      for (let i = 0; i < got.length; i += 97) expect(got[i]).toBeCloseTo(want(i), 5);
+      // ...and not the last step's weights (where training moved them).
+      if (seen[3]?.[k]?.some((x, i) => x !== seen[1]?.[k]?.[i]))
+        expect(Array.from(got).some((x, i) => x !== seen[3]?.[k]?.[i])).toBe(true);
+    });
+    await expect(sft(averaged, segs, { ...opts, averageFrom: 0 })).rejects.toThrow(/averageFrom/);
+    averaged.dispose();
+  });
+
   it("leaks no tensors over training steps", async () => {
     const model = new GPT(config, 1);
     await sft(model, segs.slice(0, 1), { epochs: 1, lr: 0.001, batchTokens: 4096, seed: 0 });

@@ -48,6 +48,13 @@ export interface SftOptions {
    * the model at the AdamW learning rate. Its lr follows the same schedule (scaled by lr / opts.lr).
    */
   sgd?: { names: readonly string[]; lr: number };
+  /**
+   * Tail averaging (Polyak-Ruppert; SWA): from this step on (1-based), keep the running mean of
+   * the trained parameters after each step, and leave the model with that mean when training
+   * ends (its last steps' noise averaged out). Checkpoints saved from `onStep` hold the raw
+   * weights. Default: off (the model ends with its last step's weights).
+   */
+  averageFrom?: number;
 }
 
 /** The variables `trainOnly` selects (every one by default); a name that matches none is an error. */
@@ -168,14 +175,20 @@ export async function sft(
     clipNorm: opts.clipNorm ?? 1,
     ...(opts.sgd && sgdVars ? { sgd: { variables: sgdVars, lr: opts.sgd.lr } } : {}),
   });
+  if (
+    opts.averageFrom !== undefined &&
+    !(Number.isInteger(opts.averageFrom) && opts.averageFrom >= 1)
+  )
+    throw new Error(`averageFrom must be a step number from 1, got ${opts.averageFrom}`);
+  const average = opts.averageFrom !== undefined ? new TailAverage(vars) : null;
   const log: SftStep[] = [];
   const steps = batches.length * opts.epochs;
   let step = 0;
   const t0 = performance.now();
   try {
-    for (let epoch = 0; epoch < opts.epochs; epoch++)
+    outer: for (let epoch = 0; epoch < opts.epochs; epoch++)
       for (const batch of rng.shuffle(batches)) {
-        if (opts.shouldStop?.(step)) return log;
+        if (opts.shouldStop?.(step)) break outer;
         optimizer.lr = opts.decayProgress
           ? learningRate({ ...opts, decaySteps: 1 }, opts.decayProgress())
           : learningRate(opts, step);
@@ -223,11 +236,47 @@ export async function sft(
           tokens: packed.B * packed.T,
           seconds: (performance.now() - t0) / 1000,
         };
+        if (average && step >= (opts.averageFrom ?? 1)) average.add();
         log.push(info);
         await opts.onStep?.(info);
       }
+    average?.apply();
   } finally {
     optimizer.dispose();
+    average?.dispose();
   }
   return log;
+}
+
+/** Polyak-Ruppert tail average of some variables: mean_n = mean_{n-1} + (w_n - mean_{n-1}) / n. */
+class TailAverage {
+  private means: tf.Tensor[] | null = null;
+  private n = 0;
+
+  constructor(private readonly vars: readonly tf.Variable[]) {}
+
+  /** Adds the variables' current values to the mean. */
+  add(): void {
+    this.n++;
+    const prev = this.means;
+    this.means = this.vars.map((v, i) =>
+      prev
+        ? tf.tidy(() =>
+            tf.add(prev[i] as tf.Tensor, tf.div(tf.sub(v, prev[i] as tf.Tensor), this.n)),
+          )
+        : tf.clone(v),
+    );
+    if (prev) tf.dispose(prev);
+  }
+
+  /** Sets each variable to its mean (nothing if nothing was added). */
+  apply(): void {
+    if (!this.means) return;
+    for (const [i, m] of this.means.entries()) this.vars[i]?.assign(m);
+  }
+
+  dispose(): void {
+    if (this.means) tf.dispose(this.means);
+    this.means = null;
+  }
 }
