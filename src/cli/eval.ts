@@ -4,7 +4,8 @@
  *                   [--samples N] [--temperature T] [--seed S] [--limit N] [--tasks ID,...] [--show N]
  *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N]
  *                   [--decoding free|grammar | --grammar] [--json]
- * Prints TGC, SGC, mean reward, turns and per-difficulty TGC (greedy too with --temperature 0),
+ * Prints TGC (with a 95% Wilson interval, `tgcInterval` in --json), SGC, mean reward, turns and
+ * per-difficulty TGC (greedy too with --temperature 0),
  * and how many episodes outgrew the context (`contextDrops`: the context rule dropped turns);
  * --decoding grammar (or --grammar) decodes every action under the action grammar
  * (src/agent/grammar.ts), free as free text; default: what the checkpoint's meta says (the shipped
@@ -160,7 +161,7 @@ async function main(): Promise<void> {
       `${split}: ${result.tasks} tasks x ${samples} samples at temperature ${temperature} (${summary.seconds}s)`,
     );
     console.log(
-      `TGC ${(100 * summary.tgc).toFixed(1)}%  SGC ${(100 * summary.sgc).toFixed(1)}%  reward ${summary.reward.toFixed(3)}  turns ${summary.turns.toFixed(1)}`,
+      `TGC ${(100 * summary.tgc).toFixed(1)}% (95% interval ${summary.tgcInterval.map((x) => (100 * x).toFixed(1)).join("-")}%)  SGC ${(100 * summary.sgc).toFixed(1)}%  reward ${summary.reward.toFixed(3)}  turns ${summary.turns.toFixed(1)}`,
     );
     console.log(
       `TGC by difficulty: ${Object.entries(result.byDifficulty)

@@ -119,6 +119,29 @@ export function taskGoalCompletion(results: { success: boolean }[]): number {
   return results.filter((r) => r.success).length / results.length;
 }
 
+/**
+ * A 95% (z = 1.96) Wilson score interval for a success rate, successes of n trials (Wilson 1927):
+ * (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n). For a TGC over a fixed set of tasks with
+ * k samples each it is conservative: the variance of the mean, Σ_i p_i(1-p_i) / (n·k) over n
+ * tasks, is at most the pooled p(1-p) / (n·k) it assumes.
+ */
+export function wilsonInterval(successes: number, n: number, z = 1.96): [number, number] {
+  if (
+    !(Number.isInteger(n) && n >= 0 && Number.isInteger(successes)) ||
+    successes < 0 ||
+    successes > n
+  )
+    throw new Error(
+      `wilsonInterval needs 0 <= successes <= n (integers), got ${successes} of ${n}`,
+    );
+  if (n === 0) return [0, 1];
+  const p = successes / n;
+  const z2 = z * z;
+  const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
 /** SGC: the share of scenarios all of whose tasks pass (over the scenarios present). */
 export function scenarioGoalCompletion(
   results: { scenarioId: string; success: boolean }[],

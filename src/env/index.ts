@@ -23,6 +23,7 @@ export {
   scenarioGoalCompletion,
   type TestResult,
   taskGoalCompletion,
+  wilsonInterval,
 } from "./evaluate";
 export { worldFingerprint } from "./fingerprint";
 export { formatAction, type ParsedCall, parseAction } from "./parser";

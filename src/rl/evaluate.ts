@@ -6,6 +6,7 @@ import {
   scenarioGoalCompletion,
   type TaskInfo,
   taskGoalCompletion,
+  wilsonInterval,
 } from "../env";
 import type { GPT } from "../model/gpt";
 import type { Tokenizer } from "../model/tokenizer";
@@ -40,6 +41,8 @@ export interface EvalResult {
   tasks: number;
   /** % of tasks (rollouts) whose tests all pass, as a fraction. */
   tgc: number;
+  /** A 95% interval for tgc (Wilson, over every rollout: conservative for this set of tasks). */
+  tgcInterval: [number, number];
   /** Fraction of scenarios whose every task passes. */
   sgc: number;
   reward: number;
@@ -114,6 +117,7 @@ export async function evaluatePolicy(
       samples,
       tasks: tasks.length,
       tgc: taskGoalCompletion(results),
+      tgcInterval: wilsonInterval(results.filter((r) => r.success).length, results.length),
       sgc: scenarioGoalCompletion(results),
       reward: mean(results.map((r) => r.reward)),
       turns: mean(results.map((r) => r.turns)),
