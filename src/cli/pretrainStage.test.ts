@@ -73,3 +73,29 @@ describe("runStage --decoding", () => {
     }
   }, 120_000);
 });
+
+describe("runStage --average-from", () => {
+  it("saves the mean of the last steps' weights, and refuses a step that is not one before running", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stage-"));
+    try {
+      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "2" };
+      await runStage({ ...flags, out: join(dir, "raw") }, "cpu", () => {});
+      const logs: string[] = [];
+      await runStage({ ...flags, "average-from": "1", out: join(dir, "avg") }, "cpu", (m) =>
+        logs.push(m),
+      );
+      expect(logs).toContain("saved the mean of the weights after steps 1-2 (--average-from)");
+      const raw = await readFile(join(dir, "raw", "weights.bin"));
+      const avg = await readFile(join(dir, "avg", "weights.bin"));
+      expect(avg.length).toBe(raw.length);
+      expect(avg.equals(raw)).toBe(false);
+      for (const bad of ["0", "1.5", "x"])
+        await expect(
+          runStage({ ...flags, "average-from": bad, out: join(dir, "bad") }, "cpu", () => {}),
+        ).rejects.toThrow(/average-from/);
+      await expect(stat(join(dir, "bad"))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

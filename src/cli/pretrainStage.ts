@@ -182,6 +182,11 @@ export async function runStage(
     typeof v["template-weights"] === "string"
       ? parseTemplateWeights(v["template-weights"])
       : undefined;
+  // --average-from: tail averaging from this step on (checked here, before anything runs).
+  const averageFrom =
+    v["average-from"] === undefined ? undefined : num("average-from", v["average-from"]);
+  if (averageFrom !== undefined && !(Number.isInteger(averageFrom) && averageFrom >= 1))
+    throw new Error(`--average-from must be a step number from 1, got ${v["average-from"]}`);
   const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
   const init = initParsed ? modelFromCheckpoint(initParsed) : null;
   // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
@@ -349,9 +354,7 @@ export async function runStage(
           },
         }
       : {}),
-    ...(v["average-from"] !== undefined
-      ? { averageFrom: num("average-from", v["average-from"]) }
-      : {}),
+    ...(averageFrom !== undefined ? { averageFrom } : {}),
     onStep: async (s) => {
       await appendFile(curve, `${JSON.stringify(s)}\n`);
       if (saveEvery > 0 && s.step % saveEvery === 0) await save(s.step);
@@ -365,9 +368,10 @@ export async function runStage(
       (minutes > 0 && performance.now() - t0 > minutes * 60_000),
   });
   const seconds = (performance.now() - t0) / 1000;
-  const from = v["average-from"] === undefined ? 0 : num("average-from", v["average-from"]);
-  if (from > 0 && steps.length >= from)
-    log(`saved the mean of the weights after steps ${from}-${steps.length} (--average-from)`);
+  if (averageFrom !== undefined && steps.length >= averageFrom)
+    log(
+      `saved the mean of the weights after steps ${averageFrom}-${steps.length} (--average-from)`,
+    );
   await save(steps.length);
   const last = steps.slice(-10);
   const summary: StageSummary = {
