@@ -156,6 +156,11 @@ export async function sft(
   segments: readonly Segment[],
   opts: SftOptions,
 ): Promise<SftStep[]> {
+  if (
+    opts.averageFrom !== undefined &&
+    !(Number.isInteger(opts.averageFrom) && opts.averageFrom >= 1)
+  )
+    throw new Error(`averageFrom must be a step number from 1, got ${opts.averageFrom}`);
   const rng = new Rng(opts.seed);
   // A batch with no agent target (only context turns: slips, a takeover's learner turns, split
   // into windows of their own by the context rule) has nothing to imitate; left in, it would be an
@@ -175,12 +180,8 @@ export async function sft(
     clipNorm: opts.clipNorm ?? 1,
     ...(opts.sgd && sgdVars ? { sgd: { variables: sgdVars, lr: opts.sgd.lr } } : {}),
   });
-  if (
-    opts.averageFrom !== undefined &&
-    !(Number.isInteger(opts.averageFrom) && opts.averageFrom >= 1)
-  )
-    throw new Error(`averageFrom must be a step number from 1, got ${opts.averageFrom}`);
-  const average = opts.averageFrom !== undefined ? new TailAverage(vars) : null;
+  const from = opts.averageFrom;
+  const average = from !== undefined ? new TailAverage(vars) : null;
   const log: SftStep[] = [];
   const steps = batches.length * opts.epochs;
   let step = 0;
@@ -236,7 +237,7 @@ export async function sft(
           tokens: packed.B * packed.T,
           seconds: (performance.now() - t0) / 1000,
         };
-        if (average && step >= (opts.averageFrom ?? 1)) average.add();
+        if (average && from !== undefined && step >= from) average.add();
         log.push(info);
         await opts.onStep?.(info);
       }
