@@ -32,7 +32,7 @@ import {
 } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
-import { sft } from "../rl/sft";
+import { checkAverageFrom, sft } from "../rl/sft";
 import { commaList, num, parseDecoding } from "./args";
 import { collectDemonstrationsParallel, pretrainTasks } from "./demoWorkers";
 
@@ -185,8 +185,7 @@ export async function runStage(
   // --average-from: tail averaging from this step on (checked here, before anything runs).
   const averageFrom =
     v["average-from"] === undefined ? undefined : num("average-from", v["average-from"]);
-  if (averageFrom !== undefined && !(Number.isInteger(averageFrom) && averageFrom >= 1))
-    throw new Error(`--average-from must be a step number from 1, got ${v["average-from"]}`);
+  if (averageFrom !== undefined) checkAverageFrom(averageFrom, "--average-from");
   const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
   const init = initParsed ? modelFromCheckpoint(initParsed) : null;
   // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.

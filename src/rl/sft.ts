@@ -156,11 +156,7 @@ export async function sft(
   segments: readonly Segment[],
   opts: SftOptions,
 ): Promise<SftStep[]> {
-  if (
-    opts.averageFrom !== undefined &&
-    !(Number.isInteger(opts.averageFrom) && opts.averageFrom >= 1)
-  )
-    throw new Error(`averageFrom must be a step number from 1, got ${opts.averageFrom}`);
+  if (opts.averageFrom !== undefined) checkAverageFrom(opts.averageFrom);
   const rng = new Rng(opts.seed);
   // A batch with no agent target (only context turns: slips, a takeover's learner turns, split
   // into windows of their own by the context rule) has nothing to imitate; left in, it would be an
@@ -180,8 +176,7 @@ export async function sft(
     clipNorm: opts.clipNorm ?? 1,
     ...(opts.sgd && sgdVars ? { sgd: { variables: sgdVars, lr: opts.sgd.lr } } : {}),
   });
-  const from = opts.averageFrom;
-  const average = from !== undefined ? new TailAverage(vars) : null;
+  const average = opts.averageFrom !== undefined ? new TailAverage(vars, opts.averageFrom) : null;
   const log: SftStep[] = [];
   const steps = batches.length * opts.epochs;
   let step = 0;
@@ -237,7 +232,7 @@ export async function sft(
           tokens: packed.B * packed.T,
           seconds: (performance.now() - t0) / 1000,
         };
-        if (average && from !== undefined && step >= from) average.add();
+        average?.after(step);
         log.push(info);
         await opts.onStep?.(info);
       }
@@ -249,15 +244,25 @@ export async function sft(
   return log;
 }
 
+/** Refuses a tail-averaging start that is not a step number (1-based); `flag` names it in the message. */
+export function checkAverageFrom(step: number, flag = "averageFrom"): void {
+  if (!(Number.isInteger(step) && step >= 1))
+    throw new Error(`${flag} must be a step number from 1, got ${step}`);
+}
+
 /** Polyak-Ruppert tail average of some variables: mean_n = mean_{n-1} + (w_n - mean_{n-1}) / n. */
 class TailAverage {
   private means: tf.Tensor[] | null = null;
   private n = 0;
 
-  constructor(private readonly vars: readonly tf.Variable[]) {}
+  constructor(
+    private readonly vars: readonly tf.Variable[],
+    private readonly from: number,
+  ) {}
 
-  /** Adds the variables' current values to the mean. */
-  add(): void {
+  /** After step `step` (1-based): adds the variables' current values to the mean from `from` on. */
+  after(step: number): void {
+    if (step < this.from) return;
     this.n++;
     const prev = this.means;
     this.means = this.vars.map((v, i) =>
