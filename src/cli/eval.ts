@@ -5,7 +5,7 @@
  *                   [--backend wasm|cpu|webgpu] [--nll N] [--pointer N]
  *                   [--decoding free|grammar | --grammar] [--json]
  * Prints TGC (with a 95% Wilson interval, `tgcInterval` in --json), SGC, mean reward, turns and
- * per-difficulty TGC (greedy too with --temperature 0),
+ * per-difficulty and per-template TGC (`byTemplate` in --json; greedy too with --temperature 0),
  * and how many episodes outgrew the context (`contextDrops`: the context rule dropped turns);
  * --decoding grammar (or --grammar) decodes every action under the action grammar
  * (src/agent/grammar.ts), free as free text; default: what the checkpoint's meta says (the shipped
@@ -166,6 +166,11 @@ async function main(): Promise<void> {
     console.log(
       `TGC by difficulty: ${Object.entries(result.byDifficulty)
         .map(([d, x]) => `${d}: ${(100 * x).toFixed(1)}%`)
+        .join("  ")}`,
+    );
+    console.log(
+      `TGC by template: ${Object.entries(result.byTemplate)
+        .map(([t, x]) => `${t} ${(100 * x).toFixed(0)}%`)
         .join("  ")}`,
     );
     const b = result.behaviour;

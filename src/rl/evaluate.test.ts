@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { listTasks } from "../env";
-import { evalTasks } from "./evaluate";
+import { evalTasks, tgcBy } from "./evaluate";
 
 describe("evalTasks", () => {
   const train = listTasks("train").map((t) => t.id);
@@ -22,5 +22,21 @@ describe("evalTasks", () => {
     expect(() => evalTasks("train", [train[0] as string, dev, "nope"])).toThrow(
       `not train tasks: ${dev}, nope`,
     );
+  });
+});
+
+describe("tgcBy", () => {
+  it("is each group's share of successes, groups in the order first met", () => {
+    const rs = [
+      { t: "pay_contact", success: true },
+      { t: "notes_append", success: false },
+      { t: "pay_contact", success: false },
+      { t: "notes_append", success: false },
+      { t: "todo_create", success: true },
+    ];
+    const by = tgcBy(rs, (r) => r.t);
+    expect(by).toEqual({ pay_contact: 0.5, notes_append: 0, todo_create: 1 });
+    expect(Object.keys(by)).toEqual(["pay_contact", "notes_append", "todo_create"]);
+    expect(tgcBy([], (r: { success: boolean }) => String(r.success))).toEqual({});
   });
 });

@@ -48,6 +48,8 @@ export interface EvalResult {
   reward: number;
   turns: number;
   byDifficulty: Record<string, number>;
+  /** TGC of each template's rollouts, templates in the split's order. */
+  byTemplate: Record<string, number>;
   behaviour: BehaviourStats;
   /** Each task's successes and mean reward over its samples. */
   perTask: TaskOutcome[];
@@ -98,17 +100,13 @@ export async function evaluatePolicy(
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const results = trajectories.map((t) => ({
     scenarioId: byId.get(t.taskId)?.scenarioId ?? t.taskId,
+    templateId: byId.get(t.taskId)?.templateId ?? t.taskId,
     difficulty: byId.get(t.taskId)?.difficulty ?? 0,
     success: t.evaluation.success,
     reward: t.evaluation.reward,
     turns: t.turns.length,
   }));
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const byDifficulty: Record<string, number> = {};
-  for (const d of [1, 2, 3]) {
-    const rs = results.filter((r) => r.difficulty === d);
-    if (rs.length) byDifficulty[d] = taskGoalCompletion(rs);
-  }
   return {
     trajectories,
     result: {
@@ -121,12 +119,23 @@ export async function evaluatePolicy(
       sgc: scenarioGoalCompletion(results),
       reward: mean(results.map((r) => r.reward)),
       turns: mean(results.map((r) => r.turns)),
-      byDifficulty,
+      byDifficulty: tgcBy(results, (r) => String(r.difficulty)),
+      byTemplate: tgcBy(results, (r) => r.templateId),
       behaviour: behaviourStats(trajectories.map(episodeText)),
       perTask: taskOutcomes(trajectories),
       seconds: (performance.now() - t0) / 1000,
     },
   };
+}
+
+/** TGC of each group of results (by difficulty, by template), groups in the order first met. */
+export function tgcBy<R extends { success: boolean }>(
+  results: readonly R[],
+  key: (r: R) => string,
+): Record<string, number> {
+  const groups = new Map<string, R[]>();
+  for (const r of results) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+  return Object.fromEntries([...groups].map(([k, rs]) => [k, taskGoalCompletion(rs)]));
 }
 
 /** A trajectory's text for the behaviour statistics. */
