@@ -48,7 +48,7 @@ export interface EvalResult {
   reward: number;
   turns: number;
   byDifficulty: Record<string, number>;
-  /** TGC of each template's rollouts, templates in the split's order. */
+  /** TGC of each template's rollouts, templates in the order their tasks were played. */
   byTemplate: Record<string, number>;
   behaviour: BehaviourStats;
   /** Each task's successes and mean reward over its samples. */
@@ -134,7 +134,12 @@ export function tgcBy<R extends { success: boolean }>(
   key: (r: R) => string,
 ): Record<string, number> {
   const groups = new Map<string, R[]>();
-  for (const r of results) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+  for (const r of results) {
+    const k = key(r);
+    const group = groups.get(k);
+    if (group) group.push(r);
+    else groups.set(k, [r]);
+  }
   return Object.fromEntries([...groups].map(([k, rs]) => [k, taskGoalCompletion(rs)]));
 }
 
