@@ -13,7 +13,8 @@
  * --tasks plays only these tasks of the split (e.g. the ones a `--pool` training run played), with
  * --samples rollouts each.
  * --show N also prints the first N episodes (actions, observations, failed tests).
- * --nll N instead scores the demonstrator's first N successful episodes of the split and prints
+ * --nll N instead scores the demonstrator's first N successful episodes of the split (of --tasks,
+ * when given) and prints
  * the agent-token NLL by argument (does the policy copy passwords and access tokens, or guess?).
  * --pointer N (a model with a copy head) scores the same episodes and prints, per argument, where
  * the mass goes at a value's first token: the right record's value, another record's value of the
@@ -63,14 +64,14 @@ async function main(): Promise<void> {
   const show = num("show", v.show, true, 0);
   const tasks = commaList(v.tasks);
   evalTasks(split, tasks); // an unknown task id is refused before the checkpoint loads
+  const chosen = (d: { taskId: string; success: boolean }) =>
+    d.success && (tasks.length === 0 || tasks.includes(d.taskId));
   await selectCliBackend(v.backend as string);
   const parsed = await readCheckpointDir(v.checkpoint as string);
   const decoding = chosenDecoding(v, parsed);
   const { model, tokenizer } = modelFromCheckpoint(parsed);
   if (nll > 0) {
-    const demos = collectDemonstrations(split, [seed])
-      .filter((d) => d.success)
-      .slice(0, nll);
+    const demos = collectDemonstrations(split, [seed]).filter(chosen).slice(0, nll);
     const rows = await argumentNll(model, tokenizer, demos);
     if (v.json)
       console.log(
@@ -100,9 +101,7 @@ async function main(): Promise<void> {
     return;
   }
   if (pointer > 0) {
-    const demos = collectDemonstrations(split, [seed])
-      .filter((d) => d.success)
-      .slice(0, pointer);
+    const demos = collectDemonstrations(split, [seed]).filter(chosen).slice(0, pointer);
     const rows = await pointerChoice(model, tokenizer, demos);
     if (v.json)
       console.log(

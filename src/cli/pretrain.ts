@@ -6,7 +6,7 @@
  * Stage flags: [--preset small|default|tiny] [--worlds W] [--demo-seeds N] [--epochs E] [--lr LR]
  *   [--lr-final LR] [--batch-tokens N] [--max-words N] [--minutes M] [--max-steps N]
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
- *   [--copy-target] [--train-only NAME[,NAME...]] [--sgd NAME[,NAME...] --sgd-lr LR]
+ *   [--copy-target] [--copy-emit] [--train-only NAME[,NAME...]] [--sgd NAME[,NAME...] --sgd-lr LR]
  *   [--template-weights TEMPLATE=K,...] [--average-from STEP]
  *   [--split-quote] [--flaws default|mild|name=rate,...] [--context-aware]
  *   [--episodes FILE.jsonl[,FILE...]]
@@ -49,6 +49,9 @@
  * --copy-head gives a new model a copy (pointer) head (ModelConfig.copyHead),
  * --copy-continue also its continuation prior (ModelConfig.copyContinue), --copy-target the
  * copied-token term of its scores (ModelConfig.copyTarget).
+ * --copy-emit (a model with a copy head, new or --init) makes a pointer to the closing quote of a
+ * single-quoted value write the `"` that closes an action's string (ModelConfig.copyEmit, the
+ * vocabulary's Tokenizer.quoteEmit pairs); no new parameters. With --epochs 0 a stage only adds it.
  * A single stage's defaults are the shipped checkpoint's (recipe base); --max-steps 0 runs
  * every epoch. Same seed and options, same checkpoint (bit for bit on the same backend);
  * --minutes stops on time, so for a reproducible run give --max-steps instead.

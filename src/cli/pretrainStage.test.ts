@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { collectDemonstrations } from "../agent/demos";
 import { takeover } from "../agent/takeover";
 import { tasksOf } from "../env";
+import { Tokenizer } from "../model/tokenizer";
 import { parseTakeovers, runStage } from "./pretrainStage";
 
 describe("runStage --episodes", () => {
@@ -94,6 +95,45 @@ describe("runStage --average-from", () => {
           runStage({ ...flags, "average-from": bad, out: join(dir, "bad") }, "cpu", () => {}),
         ).rejects.toThrow(/average-from/);
       await expect(stat(join(dir, "bad"))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe("runStage --copy-emit", () => {
+  it("adds the quote map to a copy-head model without training (--epochs 0), weights unchanged", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stage-"));
+    try {
+      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
+      const manifest = async (d: string) =>
+        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8"));
+      await runStage({ ...flags, "copy-head": true, out: join(dir, "a") }, "cpu", () => {});
+      expect((await manifest("a")).config.copyEmit).toBeUndefined();
+      await runStage(
+        { ...flags, init: join(dir, "a"), "copy-emit": true, epochs: "0", out: join(dir, "b") },
+        "cpu",
+        () => {},
+      );
+      const b = await manifest("b");
+      expect(b.config.copyEmit.length).toBeGreaterThan(0);
+      const tok = Tokenizer.fromJSON(b.tokenizer);
+      for (const [from, to] of b.config.copyEmit as [number, number][]) {
+        expect(tok.tokenText(from)[0]).toBe("'");
+        expect(tok.tokenText(to)).toBe('"');
+      }
+      const wa = await readFile(join(dir, "a", "weights.bin"));
+      const wb = await readFile(join(dir, "b", "weights.bin"));
+      expect(wb.equals(wa)).toBe(true);
+      // A model without a copy head cannot take it.
+      await runStage({ ...flags, out: join(dir, "c") }, "cpu", () => {});
+      await expect(
+        runStage(
+          { ...flags, init: join(dir, "c"), "copy-emit": true, out: join(dir, "d") },
+          "cpu",
+          () => {},
+        ),
+      ).rejects.toThrow(/--copy-emit needs a copy head/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -29,6 +29,7 @@ import {
   type PresetName,
   type PrevToken,
   presetConfig,
+  validateConfig,
 } from "../model/config";
 import { GPT } from "../model/gpt";
 import { Tokenizer } from "../model/tokenizer";
@@ -47,6 +48,7 @@ export const STAGE_OPTIONS = {
   "copy-head": { type: "boolean" },
   "copy-continue": { type: "boolean" },
   "copy-target": { type: "boolean" },
+  "copy-emit": { type: "boolean" },
   "train-only": { type: "string" },
   sgd: { type: "string" },
   "sgd-lr": { type: "string" },
@@ -285,6 +287,14 @@ export async function runStage(
       copyTarget,
     };
     model = new GPT(prevToken === undefined ? cfg : { ...cfg, prevToken }, seed);
+  }
+  if (v["copy-emit"] === true && !model.config.copyEmit?.length) {
+    // The closing quote of a single-quoted value writes the action's `"` (ModelConfig.copyEmit).
+    if (!model.config.copyHead) throw new Error("--copy-emit needs a copy head (--copy-head)");
+    const mapped = new GPT(validateConfig({ ...model.config, copyEmit: tok.quoteEmit() }), seed);
+    mapped.copyFrom(model);
+    model.dispose();
+    model = mapped;
   }
   const config = model.config;
   // An action longer than the per-turn cap is one the policy could never sample: such episodes

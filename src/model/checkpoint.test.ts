@@ -243,6 +243,22 @@ describe("checkpoints", () => {
       const h = clone(saved.manifest);
       h.config.nHeads = 3;
       await expectRefused(parseAndLoad(h, saved.blob), /bad config: .*nHeads/);
+      for (const [emit, message] of [
+        [[[3, tok.size]], /copyEmit must be pairs/],
+        [[[3]], /copyEmit must be pairs/],
+        ["quotes", /copyEmit must be pairs/],
+        [
+          [
+            [3, 4],
+            [3, 5],
+          ],
+          /copyEmit maps a token twice/,
+        ],
+      ] as const) {
+        const e = clone(saved.manifest);
+        (e.config as unknown as Record<string, unknown>).copyEmit = emit;
+        await expectRefused(parseAndLoad(e, saved.blob), message);
+      }
     });
 
     it("a config that differs from the model's", async () => {
@@ -250,6 +266,20 @@ describe("checkpoints", () => {
       const s = await saveCheckpoint(big, tok);
       big.dispose();
       await expectRefused(parseAndLoad(s.manifest, s.blob), /config differs: dMlp is 64/);
+      // Another copyEmit map: the same weights write other tokens.
+      const mapped = new GPT(tinyConfig({ copyEmit: [[6, 7]] }), 1);
+      const m = await saveCheckpoint(mapped, tok);
+      mapped.dispose();
+      await expectRefused(
+        parseAndLoad(m.manifest, m.blob),
+        /config differs: copyEmit is \[\[6,7\]\]/,
+      );
+      // It round-trips into a model with the same map.
+      const same = new GPT(tinyConfig({ copyEmit: [[6, 7]] }), 5);
+      loadIntoModel(same, parseCheckpoint(m.manifest, m.blob), tok);
+      expect(same.config.copyEmit).toEqual([[6, 7]]);
+      expect(parseCheckpoint(m.manifest, m.blob).config.copyEmit).toEqual([[6, 7]]);
+      same.dispose();
     });
 
     it("a bad tokenizer or a vocabSize that does not match it", async () => {

@@ -408,6 +408,11 @@ function checkSameConfig(model: ModelConfig, ckpt: ModelConfig): void {
       throw new CheckpointError(
         `config differs: ${k} is ${ckpt[k]} in the checkpoint, ${model[k]} in the model`,
       );
+  const emits = (c: ModelConfig) => JSON.stringify(c.copyEmit ?? []);
+  if (emits(model) !== emits(ckpt))
+    throw new CheckpointError(
+      `config differs: copyEmit is ${emits(ckpt)} in the checkpoint, ${emits(model)} in the model`,
+    );
 }
 
 function checkSameVocabulary(given: Tokenizer, ckpt: Tokenizer): void {

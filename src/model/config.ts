@@ -46,6 +46,15 @@ export interface ModelConfig {
    * tokens it may copy where. false (older checkpoints): no such term.
    */
   copyTarget: boolean;
+  /**
+   * With the copy head: pairs [from, to] of token ids; a pointer to a key whose next token is
+   * `from` writes `to` (every other pointer writes the token it points at). The agent's actions
+   * quote every string with `"`, while an instruction quotes its values with `'`: with
+   * [closing-single-quote piece, `"`] (`quoteEmit` in tokenizer.ts) a pointer drawn along
+   * `'Otto' as` closes the value with the `"` the action needs instead of running on into the
+   * `' ` no action ever writes. Absent or empty (older checkpoints): every pointer writes its token.
+   */
+  copyEmit?: readonly (readonly [number, number])[];
 }
 
 /** The width of the copy head's copied-token embedding (ModelConfig.copyTarget). */
@@ -146,6 +155,8 @@ export function validateConfig(c: unknown): ModelConfig {
       `model config: copyTarget must be true or false, got ${JSON.stringify(copyTarget)}`,
     );
   if (copyTarget && !copyHead) throw new Error("model config: copyTarget needs copyHead");
+  const copyEmit = validateCopyEmit(v?.copyEmit, v?.vocabSize as number);
+  if (copyEmit.length && !copyHead) throw new Error("model config: copyEmit needs copyHead");
   const cfg = v as ModelConfig;
   if (cfg.dModel % cfg.nHeads !== 0)
     throw new Error("model config: dModel must be a multiple of nHeads");
@@ -160,5 +171,21 @@ export function validateConfig(c: unknown): ModelConfig {
     copyHead,
     copyContinue,
     copyTarget,
+    ...(copyEmit.length ? { copyEmit } : {}),
   };
+}
+
+/** ModelConfig.copyEmit checked: pairs of token ids below the vocabulary size, each `from` once. */
+function validateCopyEmit(x: unknown, vocabSize: number): [number, number][] {
+  if (x === undefined) return [];
+  const id = (t: unknown) =>
+    typeof t === "number" && Number.isInteger(t) && t >= 0 && t < vocabSize;
+  if (!Array.isArray(x) || !x.every((p) => Array.isArray(p) && p.length === 2 && p.every(id)))
+    throw new Error(
+      `model config: copyEmit must be pairs [from, to] of token ids below ${vocabSize}, got ${JSON.stringify(x)}`,
+    );
+  const pairs = x.map((p) => [p[0], p[1]] as [number, number]);
+  if (new Set(pairs.map((p) => p[0])).size !== pairs.length)
+    throw new Error(`model config: copyEmit maps a token twice: ${JSON.stringify(x)}`);
+  return pairs;
 }

@@ -68,7 +68,7 @@ export function logSoftmax(
 /**
  * A copy head's next-token log-probs over the vocabulary for one row (in JS, float64), from the
  * vocabulary logits and the copy scores of the row's keys:
- * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z (see ModelConfig.copyHead).
+ * p(y) = [exp(l_y) + sum_{j: emit(next_j) = y} exp(s_j)] / Z (ModelConfig.copyHead, copyEmit).
  */
 export function copyMixture(
   vocab: Float32Array,
@@ -77,6 +77,8 @@ export function copyMixture(
   scores: Float32Array,
   sOffset: number,
   next: readonly number[],
+  /** GPT.copyEmitTable: what a pointer to a key followed by a token writes (null: that token). */
+  emit: Int32Array | null = null,
 ): Float64Array {
   let max = -Infinity;
   for (let i = 0; i < V; i++) max = Math.max(max, vocab[vOffset + i] as number);
@@ -84,7 +86,8 @@ export function copyMixture(
   const p = new Float64Array(V);
   for (let i = 0; i < V; i++) p[i] = Math.exp((vocab[vOffset + i] as number) - max);
   for (let j = 0; j < next.length; j++) {
-    const y = next[j] as number;
+    const raw = next[j] as number;
+    const y = emit && raw >= 0 && raw < V ? (emit[raw] as number) : raw;
     if (y >= 0 && y < V) p[y] = (p[y] as number) + Math.exp((scores[sOffset + j] as number) - max);
   }
   let z = 0;
@@ -345,7 +348,15 @@ export async function extendAndGenerate(
         let row: ArrayLike<number> = values;
         let offset = b * V;
         if (copyValues && copyNext) {
-          row = copyMixture(values, b * V, V, copyValues, b * width, copyNext[b] as number[]);
+          row = copyMixture(
+            values,
+            b * V,
+            V,
+            copyValues,
+            b * width,
+            copyNext[b] as number[],
+            model.copyEmitTable,
+          );
           offset = 0;
         }
         if (constraint) {

@@ -152,7 +152,8 @@ function shiftIds(ids: tf.Tensor2D, by: number): tf.Tensor2D {
 
 /**
  * The copy head's next-token distribution over the vocabulary, as log-probs [B, T, V]:
- * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z, Z summing over the vocabulary and every key.
+ * p(y) = [exp(l_y) + sum_{j: next_j = y} exp(s_j)] / Z, Z summing over the vocabulary and every key
+ * (`next_j`: what a pointer to key j writes, ModelConfig.copyEmit applied).
  */
 export function mixtureLogProbs(vocab: tf.Tensor3D, copy: CopyScores): tf.Tensor3D {
   const [B, S] = copy.next.shape;
@@ -164,6 +165,14 @@ export function mixtureLogProbs(vocab: tf.Tensor3D, copy: CopyScores): tf.Tensor
   const z = tf.logSumExp(tf.concat([vocab, copy.scores], 2), 2, true);
   const fromCopy = tf.matMul(tf.exp(copy.scores.sub(z)), onehot);
   return tf.log(tf.exp(vocab.sub(z)).add(fromCopy).add(1e-30)) as tf.Tensor3D;
+}
+
+/** ModelConfig.copyEmit as a lookup table over the vocabulary (identity elsewhere); null if none. */
+function emitTable(config: ModelConfig): Int32Array | null {
+  if (!config.copyEmit?.length) return null;
+  const table = Int32Array.from({ length: config.vocabSize }, (_, i) => i);
+  for (const [from, to] of config.copyEmit) table[from] = to;
+  return table;
 }
 
 /** Per-layer parameter names, in checkpoint order. */
@@ -196,10 +205,13 @@ export class GPT {
   readonly config: ModelConfig;
   private readonly vars = new Map<string, tf.Variable>();
   private readonly order: string[];
+  /** ModelConfig.copyEmit as a table: the token a pointer to a key followed by id writes; null: id. */
+  readonly copyEmitTable: Int32Array | null;
 
   /** Parameters initialised in JS from a seed: the same weights on every backend. */
   constructor(config: ModelConfig, seed = 0) {
     this.config = config;
+    this.copyEmitTable = emitTable(config);
     const { vocabSize: V, context: C, dModel: d, nLayers: L, dMlp: m } = config;
     const rng = new Rng(seed);
     const prefix = `gpt${instances++}/`;
@@ -418,11 +430,17 @@ export class GPT {
         tf.matMul(qc, kc, false, true).add(bias).mul(COPY_TARGET_SCALE),
       ) as tf.Tensor3D;
     }
+    // What each pointer writes: the token after its key, or its ModelConfig.copyEmit mapping.
+    const writes = this.copyEmitTable
+      ? (tf
+          .gather(tf.tensor1d(this.copyEmitTable, "int32"), next.reshape([B * S]))
+          .reshape([B, S]) as tf.Tensor2D)
+      : next;
     if (opts.mixture === false) {
-      result.copy = { scores, next };
+      result.copy = { scores, next: writes };
       return result;
     }
-    result.logits = mixtureLogProbs(vocab, { scores, next });
+    result.logits = mixtureLogProbs(vocab, { scores, next: writes });
     return result;
   }
 

@@ -85,11 +85,35 @@ describe("GPT", () => {
         { prevToken: 2, copyHead: true, copyContinue: false, strongCopy: false },
         { prevToken: 1, copyHead: false, copyContinue: false, strongCopy: false },
         { prevToken: 0, copyHead: true, copyContinue: false, strongCopy: true },
+        // Pointers to keys followed by 7, 20 or 33 write 8, 21 and 8 (ModelConfig.copyEmit).
+        {
+          prevToken: 2,
+          copyHead: true,
+          copyContinue: true,
+          copyTarget: true,
+          strongCopy: true,
+          copyEmit: [
+            [7, 8],
+            [20, 21],
+            [33, 8],
+          ],
+        },
       ] as const;
       for (const variant of variants) {
         const { prevToken, copyHead, copyContinue, strongCopy } = variant;
         const copyTarget = "copyTarget" in variant;
-        const model = new GPT({ ...config, prevToken, copyHead, copyContinue, copyTarget }, 4);
+        const copyEmit = "copyEmit" in variant ? variant.copyEmit : undefined;
+        const model = new GPT(
+          {
+            ...config,
+            prevToken,
+            copyHead,
+            copyContinue,
+            copyTarget,
+            ...(copyEmit ? { copyEmit } : {}),
+          },
+          4,
+        );
         if (strongCopy) sharpenCopy(model);
         const rng = new Rng(8);
         const contexts = randomContexts(rng, [5, 30, 12]);
@@ -308,6 +332,44 @@ describe("GPT", () => {
     }
     // At t = 4 (context 10 11 10 12) the candidates are 11, 10, 12: entropy log 3.
     expect(entropies[0]?.[4]).toBeCloseTo(Math.log(3), 4);
+    model.dispose();
+  });
+
+  it("with copyEmit a pointer writes the mapped token, not the one after its key", async () => {
+    // As above (every earlier position scored 40, vocabulary logits 0), with 12 -> 11 and 13 -> 10:
+    // p(y) = #{j < t - 1: emit(x_{j+1}) = y} / (t - 1), and 12 and 13 get no copied mass.
+    const model = new GPT(
+      {
+        ...config,
+        copyHead: true,
+        copyEmit: [
+          [12, 11],
+          [13, 10],
+        ],
+      },
+      1,
+    );
+    for (const { name, variable } of model.weights())
+      if (name === "wte" || name === "copy.wq" || name === "copy.wk")
+        variable.assign(tf.zerosLike(variable));
+      else if (name === "copy.b") variable.assign(tf.tensor1d([40]));
+    const emit = (y: number) => (y === 12 ? 11 : y === 13 ? 10 : y);
+    const seq = [10, 11, 10, 12, 10, 11, 10, 13, 10, 11];
+    const { logprobs } = await scoreSequences(model, [seq]);
+    for (let t = 2; t < seq.length; t++) {
+      const candidates = seq.slice(1, t).map(emit);
+      const hits = candidates.filter((x) => x === seq[t]).length;
+      if (hits > 0) expect(logprobs[0]?.[t]).toBeCloseTo(Math.log(hits / candidates.length), 4);
+      else expect(logprobs[0]?.[t] as number).toBeLessThan(-15);
+    }
+    // Sampled greedily after 10 12 10: the pointers write 12 -> 11 and 10, never 12.
+    const gen = await generate(model, [[10, 12, 10, 12, 10]], {
+      temperature: 1,
+      maxTokens: 8,
+      rng: new Rng(2),
+      stopToken: -1,
+    });
+    expect(gen.tokens[0]?.every((y) => y === 10 || y === 11)).toBe(true);
     model.dispose();
   });
 

@@ -56,6 +56,28 @@ describe("Tokenizer", () => {
     expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), splitQuote: "yes" })).toThrow(/splitQuote/);
   });
 
+  it("maps the pieces that close a single-quoted value to the action's closing quote (copyEmit)", () => {
+    const text = [
+      "Add 'Otto' as a new line to my note 'Baby names'.",
+      "Add a todo 'Coffee filters' due 2026-06-17, then 'Tea' and 'Milk'.",
+      "Rosa's list: 'a', 'b'; it's fine",
+    ];
+    const t = Tokenizer.build([...text, ...text, ...corpus, ...corpus], { minCount: 2 });
+    const quote = t.encode('"')[0] as number;
+    const mapped = new Map(t.quoteEmit());
+    const pieces = [...mapped.keys()].map((id) => t.tokenText(id));
+    expect(pieces).toEqual(expect.arrayContaining(["' ", "'."]));
+    expect(pieces.every((p) => p[0] === "'" && p.length > 1)).toBe(true);
+    expect([...mapped.values()].every((id) => id === quote)).toBe(true);
+    // The opening ` '` is not mapped, and neither is an apostrophe inside a word (a lone `'`).
+    expect(t.encode(" 'Otto").some((id) => mapped.has(id))).toBe(false);
+    expect(t.encode("Rosa's").some((id) => mapped.has(id))).toBe(false);
+    // Every closing quote of the texts starts a mapped token: 7 of them.
+    const closings = text.join("\n").match(/'(?![A-Za-z0-9])/g)?.length;
+    expect(closings).toBe(7);
+    expect(text.flatMap((s) => t.encode(s)).filter((id) => mapped.has(id))).toHaveLength(7);
+  });
+
   it("is compact on world text", () => {
     const text = corpus.join("\n");
     expect(tok.encode(text).length).toBeLessThan(text.length / 2.5);

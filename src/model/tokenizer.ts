@@ -196,6 +196,19 @@ export class Tokenizer {
     return { ...this.spec, pieces: [...this.spec.pieces], words: [...this.spec.words] };
   }
 
+  /**
+   * ModelConfig.copyEmit for this vocabulary: every piece that closes a single-quoted value
+   * (a `'` and the punctuation or space after it: `' `, `'.`, `',`; a piece is never a letter
+   * or digit) writes the `"` that closes an action's string. An instruction quotes its values with `'` (`Add 'Otto' as a new line ...`),
+   * an action with `"`; no action writes such a piece (an apostrophe inside a word is a lone `'`).
+   */
+  quoteEmit(): [number, number][] {
+    const quote = this.ids.get('"') as number;
+    return this.spec.pieces
+      .filter((p) => p[0] === "'" && p[1] !== "'")
+      .map((p) => [this.ids.get(p) as number, quote]);
+  }
+
   /** The same vocabulary with TokenizerSpec.splitQuote on (to continue an older checkpoint). */
   withSplitQuote(): Tokenizer {
     return new Tokenizer({ ...this.spec, splitQuote: true });
