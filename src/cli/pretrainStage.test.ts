@@ -117,6 +117,7 @@ describe("runStage --copy-emit", () => {
       );
       const b = await manifest("b");
       expect(b.config.copyEmit.length).toBeGreaterThan(0);
+      expect(b.meta.notes).toMatch(/no SFT step \(--epochs 0\).*quote map/);
       const tok = Tokenizer.fromJSON(b.tokenizer);
       for (const [from, to] of b.config.copyEmit as [number, number][]) {
         expect(tok.tokenText(from)[0]).toBe("'");

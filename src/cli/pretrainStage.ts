@@ -331,7 +331,10 @@ export async function runStage(
     const { manifest, blob } = await saveCheckpoint(model, tok, {
       createdAt: new Date().toISOString(),
       step,
-      notes: `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
+      notes:
+        num("epochs", v.epochs) === 0
+          ? `no SFT step (--epochs 0): the --init checkpoint${v["copy-emit"] === true ? " with the copy head's quote map (--copy-emit)" : ""}`
+          : `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
       ...(decoding ? { decoding } : {}),
     });
     await saveCheckpointToDir(out, manifest, blob);

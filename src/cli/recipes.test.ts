@@ -23,13 +23,19 @@ describe("planRun", () => {
       "expert2",
       "aware",
       "mix",
+      "quotes",
     ]);
-    expect(plan.at(-1)?.values).toMatchObject({
+    expect(plan.at(-2)?.values).toMatchObject({
       seed: "21",
-      out: "OUT",
       flaws: "none,slip=0.1",
       "copy-target": true,
       "template-weights": "todo_create=4,notes_append=4",
+    });
+    expect(plan.at(-1)?.values).toMatchObject({
+      seed: "22",
+      out: "OUT",
+      "copy-emit": true,
+      epochs: "0",
     });
     expect(plan.find((s) => s.name === "takeover")?.values.takeovers).toBe("free:96,grammar:96");
     const small = planRun({ recipe: "small", seed: 0, out: "OUT", stageFlags: {} });

@@ -108,12 +108,19 @@ const AGENT_STAGES: readonly Stage[] = [
     about:
       "the copied-token term (where a copied value ends), the two templates that end single-quoted copies imitated 4x",
   },
+  {
+    name: "quotes",
+    seed: 22,
+    args: "--worlds 0 --demo-seeds 1 --flaws none,slip=0.1 --copy-emit --epochs 0 --max-steps 1",
+    about:
+      "no training (--epochs 0): a pointer to a single-quoted value's closing quote writes the action's closing \" (ModelConfig.copyEmit)",
+  },
 ];
 
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations (the last two stages: the forgetting expert, the copied-token term and a data mix); ~19M tokens of SFT in twelve stages (about 14 hours on wasm here; stage 4 was run on an H200)",
+      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations (the forgetting expert, the copied-token term and a data mix), then the quote map of the copy head; ~19M tokens of SFT in twelve stages and one that only adds the map (about 14 hours on wasm here; stage 4 was run on an H200)",
     stages: [...COPY_CHAIN, ...AGENT_STAGES],
   },
   "copy-chain": {
