@@ -126,6 +126,10 @@ describe("runStage --copy-emit", () => {
       const wa = await readFile(join(dir, "a", "weights.bin"));
       const wb = await readFile(join(dir, "b", "weights.bin"));
       expect(wb.equals(wa)).toBe(true);
+      // A model with the map trains (a step) and keeps it.
+      await runStage({ ...flags, init: join(dir, "b"), out: join(dir, "e") }, "cpu", () => {});
+      expect((await manifest("e")).config.copyEmit).toEqual(b.config.copyEmit);
+      expect((await readFile(join(dir, "e", "weights.bin"))).equals(wb)).toBe(false);
       // A model without a copy head cannot take it.
       await runStage({ ...flags, out: join(dir, "c") }, "cpu", () => {});
       await expect(

@@ -481,7 +481,11 @@ describe("GPT", () => {
   });
 
   it("leaks no tensors over repeated decoding and scoring", async () => {
-    const model = new GPT(config, 2);
+    // Every part of the copy head on: continuation, copied-token term, a quote map.
+    const model = new GPT(
+      { ...config, copyContinue: true, copyTarget: true, copyEmit: [[7, 8]] },
+      2,
+    );
     const ctx = randomContexts(new Rng(1), [12, 30]);
     const once = async () => {
       const g = await generate(model, ctx, { temperature: 1, maxTokens: 6, rng: new Rng(1) });
