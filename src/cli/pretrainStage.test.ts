@@ -9,10 +9,19 @@ import { tasksOf } from "../env";
 import { Tokenizer } from "../model/tokenizer";
 import { parseTakeovers, runStage } from "./pretrainStage";
 
+/** Runs fn in a fresh temporary directory, removed afterwards. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "stage-"));
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 describe("runStage --episodes", () => {
   it("imitates the episodes of a file as well, and refuses a bad file before writing anything", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "stage-"));
-    try {
+    await inTempDir(async (dir) => {
       const d = collectDemonstrations(tasksOf("train").slice(0, 2), [1]);
       const lines = d.map((e) => JSON.stringify(takeover(e, 1))).join("\n");
       const good = join(dir, "good.jsonl.gz");
@@ -32,9 +41,7 @@ describe("runStage --episodes", () => {
         runStage({ ...flags, episodes: bad, out: join(dir, "b") }, "cpu", () => {}),
       ).rejects.toThrow(/bad.jsonl line 3: taskId/);
       await expect(stat(join(dir, "b"))).rejects.toThrow();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 120_000);
 });
 
@@ -56,8 +63,7 @@ describe("runStage --takeovers", () => {
 
 describe("runStage --decoding", () => {
   it("writes the decoding into the checkpoint's meta, a stage from it inherits it, a bad one is refused", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "stage-"));
-    try {
+    await inTempDir(async (dir) => {
       const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
       const meta = async (d: string) =>
         JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8")).meta;
@@ -69,16 +75,13 @@ describe("runStage --decoding", () => {
         runStage({ ...flags, decoding: "greedy", out: join(dir, "c") }, "cpu", () => {}),
       ).rejects.toThrow(/--decoding must be one of free, grammar, got 'greedy'/);
       await expect(stat(join(dir, "c"))).rejects.toThrow();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 120_000);
 });
 
 describe("runStage --average-from", () => {
   it("saves the mean of the last steps' weights, and refuses a step that is not one before running", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "stage-"));
-    try {
+    await inTempDir(async (dir) => {
       const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "2" };
       await runStage({ ...flags, out: join(dir, "raw") }, "cpu", () => {});
       const logs: string[] = [];
@@ -95,16 +98,13 @@ describe("runStage --average-from", () => {
           runStage({ ...flags, "average-from": bad, out: join(dir, "bad") }, "cpu", () => {}),
         ).rejects.toThrow(/average-from/);
       await expect(stat(join(dir, "bad"))).rejects.toThrow();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 120_000);
 });
 
 describe("runStage --copy-emit", () => {
   it("adds the quote map to a copy-head model without training (--epochs 0), weights unchanged", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "stage-"));
-    try {
+    await inTempDir(async (dir) => {
       const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
       const manifest = async (d: string) =>
         JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8"));
@@ -139,8 +139,6 @@ describe("runStage --copy-emit", () => {
           () => {},
         ),
       ).rejects.toThrow(/--copy-emit needs a copy head/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 120_000);
 });

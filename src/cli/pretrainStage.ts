@@ -327,12 +327,13 @@ export async function runStage(
   await mkdir(out, { recursive: true });
   const curve = join(out, "sft.jsonl");
   await writeFile(curve, "");
+  const epochs = num("epochs", v.epochs);
   const save = async (step: number) => {
     const { manifest, blob } = await saveCheckpoint(model, tok, {
       createdAt: new Date().toISOString(),
       step,
       notes:
-        num("epochs", v.epochs) === 0
+        epochs === 0
           ? `no SFT step (--epochs 0): the --init checkpoint${v["copy-emit"] === true ? " with the copy head's quote map (--copy-emit)" : ""}`
           : `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
       ...(decoding ? { decoding } : {}),
@@ -345,7 +346,7 @@ export async function runStage(
     log("note: --lr-final needs --max-steps N or --minutes M to decay over; the lr stays at --lr");
   const t0 = performance.now();
   const steps = await sft(model, segs, {
-    epochs: num("epochs", v.epochs),
+    epochs,
     lr: num("lr", v.lr, false),
     ...(v["lr-final"] !== undefined
       ? { lrFinal: num("lr-final", v["lr-final"], false), decaySteps: maxSteps }

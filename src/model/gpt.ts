@@ -207,6 +207,8 @@ export class GPT {
   private readonly order: string[];
   /** ModelConfig.copyEmit as a table: the token a pointer to a key followed by id writes; null: id. */
   readonly copyEmitTable: Int32Array | null;
+  /** copyEmitTable on the backend, made on first use and kept until dispose(). */
+  private copyEmitTensor: tf.Tensor1D | null = null;
 
   /** Parameters initialised in JS from a seed: the same weights on every backend. */
   constructor(config: ModelConfig, seed = 0) {
@@ -433,7 +435,7 @@ export class GPT {
     // What each pointer writes: the token after its key, or its ModelConfig.copyEmit mapping.
     const writes = this.copyEmitTable
       ? (tf
-          .gather(tf.tensor1d(this.copyEmitTable, "int32"), next.reshape([B * S]))
+          .gather(this.emitTensor(this.copyEmitTable), next.reshape([B * S]))
           .reshape([B, S]) as tf.Tensor2D)
       : next;
     if (opts.mixture === false) {
@@ -574,8 +576,16 @@ export class GPT {
     return copy;
   }
 
+  /** The copyEmit table as an int32 tensor, kept out of any enclosing tidy. */
+  private emitTensor(table: Int32Array): tf.Tensor1D {
+    this.copyEmitTensor ??= tf.keep(tf.tensor1d(table, "int32"));
+    return this.copyEmitTensor;
+  }
+
   dispose(): void {
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
+    this.copyEmitTensor?.dispose();
+    this.copyEmitTensor = null;
   }
 }
