@@ -8,7 +8,7 @@
  *   [--prev-token 0..4] [--layers N] [--world-weight W] [--copy-head] [--copy-continue]
  *   [--copy-target] [--copy-emit] [--train-only NAME[,NAME...]] [--sgd NAME[,NAME...] --sgd-lr LR]
  *   [--template-weights TEMPLATE=K,...] [--average-from STEP]
- *   [--split-quote] [--flaws default|mild|name=rate,...] [--context-aware]
+ *   [--split-quote] [--split-plural] [--flaws default|mild|name=rate,...] [--context-aware]
  *   [--episodes FILE.jsonl[,FILE...]]
  *   [--takeovers free:N,grammar:N] [--takeover-seed S] [--decoding free|grammar]
  * Run flags: [--save-every STEPS] [--backend wasm|cpu|webgpu] [--json]
@@ -27,6 +27,9 @@
  * starting so that the model computes the same function, then it learns).
  * --split-quote gives a value's closing quote its own token (TokenizerSpec.splitQuote), in a new
  * vocabulary or in the --init checkpoint's.
+ * --split-plural writes a relationship's plural as its singular's token and `s` (`classmates` ->
+ * `classmate` `s`, TokenizerSpec.plurals), in a new vocabulary or in the --init checkpoint's: the
+ * instruction's `each of my classmates` then holds the `classmate` an action writes, to copy.
  * --train-only trains only the parameters with these names or name prefixes (e.g. `copy.wc,copy.tok`
  * after --copy-target: a new term at a learning rate the rest of the model would not take).
  * --sgd trains the parameters with these names or name prefixes by plain SGD at --sgd-lr (decayed

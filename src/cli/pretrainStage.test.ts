@@ -142,3 +142,38 @@ describe("runStage --copy-emit", () => {
     });
   }, 120_000);
 });
+
+describe("runStage --split-plural", () => {
+  it("writes relationships' plurals as singular + s, in a new vocabulary and an --init one", async () => {
+    await inTempDir(async (dir) => {
+      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
+      const manifest = async (d: string) =>
+        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8"));
+      await runStage({ ...flags, out: join(dir, "a") }, "cpu", () => {});
+      const a = await manifest("a");
+      expect(a.tokenizer.plurals).toBeUndefined();
+      await runStage(
+        { ...flags, init: join(dir, "a"), "split-plural": true, epochs: "0", out: join(dir, "b") },
+        "cpu",
+        () => {},
+      );
+      const b = await manifest("b");
+      expect(b.tokenizer.plurals).toEqual(expect.arrayContaining(["classmates", "friends"]));
+      expect(b.tokenizer.words).toEqual(a.tokenizer.words);
+      const tok = Tokenizer.fromJSON(b.tokenizer);
+      expect(tok.encode("my friends").map((id) => tok.tokenText(id))).toEqual([
+        "my",
+        " ",
+        "friend",
+        "s",
+      ]);
+      const weights = (d: string) => readFile(join(dir, d, "weights.bin"));
+      expect((await weights("b")).equals(await weights("a"))).toBe(true);
+      // A stage from it keeps them; a new vocabulary gets them with the flag.
+      await runStage({ ...flags, init: join(dir, "b"), out: join(dir, "c") }, "cpu", () => {});
+      expect((await manifest("c")).tokenizer.plurals).toEqual(b.tokenizer.plurals);
+      await runStage({ ...flags, "split-plural": true, out: join(dir, "d") }, "cpu", () => {});
+      expect((await manifest("d")).tokenizer.plurals).toEqual(b.tokenizer.plurals);
+    });
+  }, 120_000);
+});

@@ -20,7 +20,7 @@ import {
 import { ActionGrammar } from "../agent/grammar";
 import { collectTakeovers } from "../agent/takeover";
 import { contextBudget, MAX_ACTION_TOKENS, segments } from "../agent/transcript";
-import { APPS, formatApiDoc } from "../env";
+import { APPS, formatApiDoc, RELATIONSHIP_PLURALS } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
 import {
@@ -55,6 +55,7 @@ export const STAGE_OPTIONS = {
   "template-weights": { type: "string" },
   "average-from": { type: "string" },
   "split-quote": { type: "boolean" },
+  "split-plural": { type: "boolean" },
   flaws: { type: "string" },
   "context-aware": { type: "boolean" },
   episodes: { type: "string" },
@@ -190,8 +191,10 @@ export async function runStage(
   if (averageFrom !== undefined) checkAverageFrom(averageFrom, "--average-from");
   const initParsed = typeof v.init === "string" ? await readCheckpointDir(v.init) : null;
   const init = initParsed ? modelFromCheckpoint(initParsed) : null;
-  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on.
-  const fromInit = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
+  // --split-quote: an older vocabulary (its checkpoint) with TokenizerSpec.splitQuote on;
+  // --split-plural: with the relationships' plurals as singular + s (TokenizerSpec.plurals).
+  const quoted = v["split-quote"] ? init?.tokenizer.withSplitQuote() : init?.tokenizer;
+  const fromInit = v["split-plural"] === true ? quoted?.withPlurals(RELATIONSHIP_PLURALS) : quoted;
   // --context-aware: the demonstrator forgets a password or access token that has left the
   // policy's context (the context rule over this vocabulary) and looks it up again.
   let policy: PolicyContext | undefined;
@@ -249,6 +252,7 @@ export async function runStage(
       maxWords: num("max-words", v["max-words"]),
       minCount: 3,
       splitQuote: v["split-quote"] as boolean,
+      ...(v["split-plural"] === true ? { plurals: RELATIONSHIP_PLURALS } : {}),
     });
   const back = v["prev-token"] === undefined ? undefined : num("prev-token", v["prev-token"]);
   if (back !== undefined && (!Number.isInteger(back) || back < 0 || back > MAX_PREV_TOKEN))
@@ -334,7 +338,10 @@ export async function runStage(
       step,
       notes:
         epochs === 0
-          ? `no SFT step (--epochs 0): the --init checkpoint${v["copy-emit"] === true ? " with the copy head's quote map (--copy-emit)" : ""}`
+          ? `no SFT step (--epochs 0): the --init checkpoint${[
+              v["copy-emit"] === true ? " with the copy head's quote map (--copy-emit)" : "",
+              v["split-plural"] === true ? " with the relationships' plurals (--split-plural)" : "",
+            ].join("")}`
           : `SFT on ${demos.length} demonstrator episodes (train, flaws ${v.flaws}), preset ${preset}, seed ${seed}`,
       ...(decoding ? { decoding } : {}),
     });

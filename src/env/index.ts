@@ -26,6 +26,7 @@ export {
   wilsonInterval,
 } from "./evaluate";
 export { worldFingerprint } from "./fingerprint";
+export { RELATIONSHIP_PLURALS } from "./names";
 export { formatAction, type ParsedCall, parseAction } from "./parser";
 export { ERROR_PREFIX, observationBody } from "./prompt";
 export type { Act, Actor } from "./tasks/actor";

@@ -134,6 +134,11 @@ export const RELATIONSHIPS = [
   "friend",
 ];
 
+/** The relationships' plurals, as an instruction names a group (`each of my cousins`). */
+export const RELATIONSHIP_PLURALS: readonly string[] = [...new Set(RELATIONSHIPS)].map(
+  (r) => `${r}s`,
+);
+
 export const WORDS = [
   "lunch",
   "rent",

@@ -56,6 +56,46 @@ describe("Tokenizer", () => {
     expect(() => Tokenizer.fromJSON({ ...tok.toJSON(), splitQuote: "yes" })).toThrow(/splitQuote/);
   });
 
+  it("writes a relationship's plural as its singular + s, so an action can copy the singular", () => {
+    const text = [
+      "Request $40 from each of my classmates on pay. Classmates and cousins.",
+      'phone.search_contacts(access_token="x", relationship="classmate")',
+      '[{"relationship":"cousin"},{"relationship":"friend"}]',
+    ];
+    const plurals = ["classmates", "cousins", "friends", "managers"];
+    const built = Tokenizer.build([...text, ...text, ...corpus, ...corpus], { minCount: 2 });
+    const t = Tokenizer.build([...text, ...text, ...corpus, ...corpus], { minCount: 2, plurals });
+    // Only plurals whose singular is a word of the vocabulary ("manager" is not).
+    expect(t.toJSON().plurals).toEqual(["classmates", "cousins", "friends"]);
+    const [classmate] = t.encode("classmate");
+    const [s] = t.encode("s");
+    expect(t.encode("my classmates")).toEqual([...t.encode("my "), classmate, s]);
+    expect(t.encode("Classmates")).toEqual([...t.encode("Classmate"), s]);
+    expect(t.encode("managers")).toEqual(built.encode("managers"));
+    for (const x of [...text, "classmatess Cousins FRIENDS friendsclassmates", "my friends'"])
+      expect(t.decode(t.encode(x))).toBe(x);
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom("classmates", " ", "Cousins", "s", "'", "x", "é")),
+        (xs) => {
+          const x = xs.join("");
+          expect(t.decode(t.encode(x))).toBe(x);
+        },
+      ),
+    );
+    // Saved, loaded and added to an older vocabulary alike; a vocabulary without it is unchanged.
+    expect(
+      Tokenizer.fromJSON(JSON.parse(JSON.stringify(t.toJSON()))).encode(text[0] as string),
+    ).toEqual(t.encode(text[0] as string));
+    expect(built.toJSON().plurals).toBeUndefined();
+    expect(built.withPlurals(plurals).encode(text[0] as string)).toEqual(
+      t.encode(text[0] as string),
+    );
+    expect(() => Tokenizer.fromJSON({ ...t.toJSON(), plurals: ["Cousins"] })).toThrow(/plurals/);
+    expect(() => Tokenizer.fromJSON({ ...t.toJSON(), plurals: "cousins" })).toThrow(/plurals/);
+    expect(() => Tokenizer.fromJSON({ ...t.toJSON(), plurals: ["managers"] })).toThrow(/managers/);
+  });
+
   it("maps the pieces that close a single-quoted value to the action's closing quote (copyEmit)", () => {
     const text = [
       "Add 'Otto' as a new line to my note 'Baby names'.",

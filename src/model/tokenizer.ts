@@ -49,6 +49,14 @@ export interface TokenizerSpec {
    * before the field existed.
    */
   splitQuote?: boolean;
+  /**
+   * Plural words written as their singular's token and `s` (`classmates` -> `classmate` `s`): the
+   * world's relationships, which an instruction names in the plural (`each of my classmates`) and
+   * an action writes in the singular (`relationship="classmate"`), so a pointer can copy the
+   * singular from the instruction. Each one's singular is a word of the vocabulary. Absent (none)
+   * in vocabularies made before the field existed.
+   */
+  plurals?: string[];
 }
 
 const SPLIT = /[A-Za-z]+(?:_[A-Za-z]+)*|[0-9]|[^A-Za-z0-9]+/g;
@@ -71,17 +79,21 @@ export class Tokenizer {
   private readonly vocab: string[];
   private readonly ids = new Map<string, number>();
   private readonly wordIds = new Map<string, number>();
+  /** TokenizerSpec.plurals: a plural -> its singular's id. */
+  private readonly pluralIds = new Map<string, number>();
 
   readonly spec: TokenizerSpec;
 
   constructor(spec: TokenizerSpec) {
-    // The saved form: splitQuote only when on (vocabularies made before it existed lack it).
+    // The saved form: splitQuote only when on, plurals only when some (vocabularies made before
+    // they existed lack them).
     this.spec = {
       kind: spec.kind,
       version: spec.version,
       pieces: [...spec.pieces],
       words: [...spec.words],
       ...(spec.splitQuote ? { splitQuote: true } : {}),
+      ...(spec.plurals?.length ? { plurals: [...spec.plurals] } : {}),
     };
     this.vocab = [
       ...SPECIAL_TOKENS,
@@ -94,6 +106,12 @@ export class Tokenizer {
     for (const [i, c] of BASE_CHARS.entries()) this.ids.set(c, TEXT0 + i);
     for (const [i, p] of spec.pieces.entries()) this.ids.set(p, TEXT0 + BASE_CHARS.length + i);
     for (const [i, w] of spec.words.entries()) this.wordIds.set(w, w0 + i);
+    for (const w of spec.plurals ?? []) {
+      const singular = this.wordIds.get(w.slice(0, -1));
+      if (!w.endsWith("s") || singular === undefined)
+        throw new Error(`tokenizer plural ${JSON.stringify(w)} is not a vocabulary word + "s"`);
+      this.pluralIds.set(w, singular);
+    }
   }
 
   get size(): number {
@@ -120,6 +138,12 @@ export class Tokenizer {
   }
 
   private encodeWord(word: string, out: number[]): void {
+    const singular = this.pluralIds.get(isTitle(word) ? word.toLowerCase() : word);
+    if (singular !== undefined) {
+      if (word !== word.toLowerCase()) out.push(CAP);
+      out.push(singular, this.ids.get("s") as number);
+      return;
+    }
     const id = this.wordIds.get(word);
     if (id !== undefined) {
       out.push(id);
@@ -193,7 +217,13 @@ export class Tokenizer {
 
   /** The vocabulary as saved in a checkpoint (a copy). */
   toJSON(): TokenizerSpec {
-    return { ...this.spec, pieces: [...this.spec.pieces], words: [...this.spec.words] };
+    const { plurals } = this.spec;
+    return {
+      ...this.spec,
+      pieces: [...this.spec.pieces],
+      words: [...this.spec.words],
+      ...(plurals ? { plurals: [...plurals] } : {}),
+    };
   }
 
   /**
@@ -212,6 +242,20 @@ export class Tokenizer {
   /** The same vocabulary with TokenizerSpec.splitQuote on (to continue an older checkpoint). */
   withSplitQuote(): Tokenizer {
     return new Tokenizer({ ...this.spec, splitQuote: true });
+  }
+
+  /**
+   * The same vocabulary with these TokenizerSpec.plurals (to continue an older checkpoint): the
+   * words of `plurals` whose singular is a word of it.
+   */
+  withPlurals(plurals: readonly string[]): Tokenizer {
+    return new Tokenizer({ ...this.spec, plurals: this.knownPlurals(plurals) });
+  }
+
+  private knownPlurals(plurals: readonly string[]): string[] {
+    return [...new Set(plurals)].filter(
+      (w) => /^[a-z]+s$/.test(w) && this.wordIds.has(w.slice(0, -1)),
+    );
   }
 
   /** Checks a saved spec (from a checkpoint) and builds the tokenizer; throws a clear error. */
@@ -233,12 +277,21 @@ export class Tokenizer {
       throw new Error("the tokenizer vocabulary has duplicates");
     if (v.splitQuote !== undefined && typeof v.splitQuote !== "boolean")
       throw new Error("tokenizer splitQuote must be true or false");
+    if (
+      v.plurals !== undefined &&
+      !(
+        Array.isArray(v.plurals) &&
+        v.plurals.every((w) => typeof w === "string" && /^[a-z]+s$/.test(w))
+      )
+    )
+      throw new Error("tokenizer plurals must be lower-case words ending in s");
     return new Tokenizer({
       kind: "loop-world-tokenizer",
       version: 1,
       pieces,
       words,
       splitQuote: v.splitQuote,
+      ...(v.plurals ? { plurals: v.plurals } : {}),
     });
   }
 
@@ -250,6 +303,8 @@ export class Tokenizer {
       maxPieces?: number;
       minCount?: number;
       splitQuote?: boolean;
+      /** TokenizerSpec.plurals: those of these words whose singular makes the vocabulary. */
+      plurals?: readonly string[];
     } = {},
   ): Tokenizer {
     const { maxWords = 1500, maxPieces = 120, minCount = 2, splitQuote = true } = options;
@@ -274,12 +329,13 @@ export class Tokenizer {
         .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
         .slice(0, n)
         .map(([k]) => k);
-    return new Tokenizer({
+    const built = new Tokenizer({
       kind: "loop-world-tokenizer",
       version: 1,
       pieces: top(pieces, maxPieces, (k) => k.length >= 2),
       words: top(words, maxWords, (w) => w.length >= 2),
       splitQuote,
     });
+    return options.plurals ? built.withPlurals(options.plurals) : built;
   }
 }
