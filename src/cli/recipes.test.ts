@@ -24,18 +24,20 @@ describe("planRun", () => {
       "aware",
       "mix",
       "quotes",
+      "plurals",
     ]);
-    expect(plan.at(-2)?.values).toMatchObject({
+    expect(plan.at(-3)?.values).toMatchObject({
       seed: "21",
       flaws: "none,slip=0.1",
       "copy-target": true,
       "template-weights": "todo_create=4,notes_append=4",
     });
+    expect(plan.at(-2)?.values).toMatchObject({ seed: "22", "copy-emit": true, epochs: "0" });
     expect(plan.at(-1)?.values).toMatchObject({
-      seed: "22",
+      seed: "23",
       out: "OUT",
-      "copy-emit": true,
-      epochs: "0",
+      "split-plural": true,
+      "max-steps": "200",
     });
     expect(plan.find((s) => s.name === "takeover")?.values.takeovers).toBe("free:96,grammar:96");
     const small = planRun({ recipe: "small", seed: 0, out: "OUT", stageFlags: {} });

@@ -115,12 +115,19 @@ const AGENT_STAGES: readonly Stage[] = [
     about:
       "no training (--epochs 0): a pointer to a single-quoted value's closing quote writes the action's closing \" (ModelConfig.copyEmit)",
   },
+  {
+    name: "plurals",
+    seed: 23,
+    args: "--worlds 12 --demo-seeds 1 --flaws none,slip=0.1 --context-aware --split-plural --template-weights pay_request_relationship=4,files_create_list=4 --lr 3e-4 --lr-final 1e-4 --max-steps 200",
+    about:
+      "a relationship's plural written as its singular + s (TokenizerSpec.plurals), so the pointer copies the relationship an action writes; the two templates that name one imitated 4x",
+  },
 ];
 
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   base: {
     about:
-      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations (the forgetting expert, the copied-token term and a data mix), then the quote map of the copy head; ~19M tokens of SFT in twelve stages and one that only adds the map (about 14 hours on wasm here; stage 4 was run on an H200)",
+      "the shipped base checkpoint (public/checkpoints/base): the copy chain, a takeover round, then the expert's demonstrations (the forgetting expert, the copied-token term and a data mix), then the quote map of the copy head and the relationships' plurals as singular + s; ~20M tokens of SFT in thirteen stages and one that only adds the map (about 15 hours on wasm here; stage 4 was run on an H200)",
     stages: [...COPY_CHAIN, ...AGENT_STAGES],
   },
   "copy-chain": {

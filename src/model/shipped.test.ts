@@ -17,6 +17,11 @@ describe("the shipped base checkpoint", () => {
     expect(model.paramCount()).toBeLessThan(2_000_000);
     // A grammar-constrained policy: the CLIs and the page decode it under the action grammar.
     expect(checkpointDecoding(parsed)).toBe("grammar");
+    // Its vocabulary writes a relationship's plural as the singular an action copies + s.
+    expect(tokenizer.encode("classmates")).toEqual([
+      ...tokenizer.encode("classmate"),
+      ...tokenizer.encode("s"),
+    ]);
     const ctx = [BOS, ...tokenizer.encode("You act for Ava Chen.")];
     const out = await generate(model, [ctx], { temperature: 0, maxTokens: 4, rng: new Rng(0) });
     expect(out.tokens[0]?.length).toBeGreaterThan(0);
