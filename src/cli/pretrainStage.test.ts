@@ -9,6 +9,14 @@ import { tasksOf } from "../env";
 import { Tokenizer } from "../model/tokenizer";
 import { parseTakeovers, runStage } from "./pretrainStage";
 
+/** A tiny one-step stage on the train split's own tasks (the flag tests' base). */
+const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
+
+/** The manifest a stage saved in dir/name. */
+async function readManifest(dir: string, name: string) {
+  return JSON.parse(await readFile(join(dir, name, "manifest.json"), "utf8"));
+}
+
 /** Runs fn in a fresh temporary directory, removed afterwards. */
 async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "stage-"));
@@ -26,7 +34,6 @@ describe("runStage --episodes", () => {
       const lines = d.map((e) => JSON.stringify(takeover(e, 1))).join("\n");
       const good = join(dir, "good.jsonl.gz");
       await writeFile(good, gzipSync(lines));
-      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
       const logs: string[] = [];
       const s = await runStage({ ...flags, episodes: good, out: join(dir, "a") }, "cpu", (m) =>
         logs.push(m),
@@ -64,7 +71,6 @@ describe("runStage --takeovers", () => {
 describe("runStage --decoding", () => {
   it("writes the decoding into the checkpoint's meta, a stage from it inherits it, a bad one is refused", async () => {
     await inTempDir(async (dir) => {
-      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
       const meta = async (d: string) =>
         JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8")).meta;
       await runStage({ ...flags, decoding: "grammar", out: join(dir, "a") }, "cpu", () => {});
@@ -105,9 +111,7 @@ describe("runStage --average-from", () => {
 describe("runStage --copy-emit", () => {
   it("adds the quote map to a copy-head model without training (--epochs 0), weights unchanged", async () => {
     await inTempDir(async (dir) => {
-      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
-      const manifest = async (d: string) =>
-        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8"));
+      const manifest = (d: string) => readManifest(dir, d);
       await runStage({ ...flags, "copy-head": true, out: join(dir, "a") }, "cpu", () => {});
       expect((await manifest("a")).config.copyEmit).toBeUndefined();
       await runStage(
@@ -146,9 +150,7 @@ describe("runStage --copy-emit", () => {
 describe("runStage --split-plural", () => {
   it("writes relationships' plurals as singular + s, in a new vocabulary and an --init one", async () => {
     await inTempDir(async (dir) => {
-      const flags = { preset: "tiny", worlds: "0", "batch-tokens": "1024", "max-steps": "1" };
-      const manifest = async (d: string) =>
-        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8"));
+      const manifest = (d: string) => readManifest(dir, d);
       await runStage({ ...flags, out: join(dir, "a") }, "cpu", () => {});
       const a = await manifest("a");
       expect(a.tokenizer.plurals).toBeUndefined();
