@@ -40,7 +40,7 @@ describe("runStage --episodes", () => {
       );
       expect(logs).toContain(`2 more episodes from ${good}`);
       expect(s.episodes).toBe(tasksOf("train").length + 2);
-      expect(JSON.parse(await readFile(join(dir, "a", "manifest.json"), "utf8"))).toBeTruthy();
+      expect(await readManifest(dir, "a")).toBeTruthy();
 
       const bad = join(dir, "bad.jsonl");
       await writeFile(bad, `${lines}\n{"taskId": 3}\n`);
@@ -71,8 +71,7 @@ describe("runStage --takeovers", () => {
 describe("runStage --decoding", () => {
   it("writes the decoding into the checkpoint's meta, a stage from it inherits it, a bad one is refused", async () => {
     await inTempDir(async (dir) => {
-      const meta = async (d: string) =>
-        JSON.parse(await readFile(join(dir, d, "manifest.json"), "utf8")).meta;
+      const meta = async (d: string) => (await readManifest(dir, d)).meta;
       await runStage({ ...flags, decoding: "grammar", out: join(dir, "a") }, "cpu", () => {});
       expect((await meta("a")).decoding).toBe("grammar");
       await runStage({ ...flags, init: join(dir, "a"), out: join(dir, "b") }, "cpu", () => {});
