@@ -90,22 +90,23 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
     decodeNoCache(model, contexts, opts.newTokens, rng),
   );
   const T = opts.contextTokens;
-  const ids = tf.tensor2d(contexts.flat(), [opts.batch, T], "int32");
+  const flat = Int32Array.from(contexts.flat());
+  const batch = { ids: flat, targets: flat, B: opts.batch, T };
   const mask = tf.ones([opts.batch, T]) as tf.Tensor2D;
   const score = await timed(opts.reps, async () => {
-    const lp = tf.tidy(() => tokenLogProbs(model, ids, ids).logp);
+    const lp = tf.tidy(() => tokenLogProbs(model, batch).logp);
     await lp.data();
     lp.dispose();
   });
   const optimizer = new AdamW({ lr: 1e-4 });
   const train = await timed(opts.reps, async () => {
     await optimizer.step(() => {
-      const { logp } = tokenLogProbs(model, ids, ids);
+      const { logp } = tokenLogProbs(model, batch);
       return tf.neg(tf.sum(tf.mul(logp, mask))).div(tf.sum(mask)) as tf.Scalar;
     }, model.trainableVariables());
   });
   optimizer.dispose();
-  tf.dispose([ids, mask]);
+  mask.dispose();
   const params = model.paramCount();
   model.dispose();
   return {

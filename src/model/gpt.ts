@@ -1,6 +1,9 @@
 import * as tf from "@tensorflow/tfjs";
 import { Rng } from "../env/rng";
 import { COPY_TARGET_DIM, type ModelConfig, validateConfig } from "./config";
+import { explicitTransposes, gatherRows, mm, mmT } from "./ops";
+
+export { gatherRows } from "./ops";
 
 /** Keys and values of one layer's attention for a batch: [B, heads, keys, headDim]. */
 export type LayerKV = {
@@ -73,29 +76,6 @@ export interface ForwardResult {
   copyQuery?: tf.Tensor2D;
 }
 
-/**
- * Rows `ids` of `table` [rows, d] -> [N, d], for backends without a usable gather gradient (wasm
- * has none; cpu's loops): the forward is a gather, the gradient a scatter-add of dy into the rows
- * (tf.scatterND sums duplicate indices). On wasm, 4096 ids into a [1479, 64] table, forward and
- * backward: 9 ms, against 341 ms for the one-hot matmul this replaces.
- */
-export function gatherRows(table: tf.Tensor2D, ids: tf.Tensor1D, rows: number): tf.Tensor2D {
-  const [, d] = table.shape;
-  // customGrad passes its inputs and then a save function in one rest list.
-  // The ids are saved (kept past the caller's tidy scope, which ends before the backward pass).
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const t = args[0] as tf.Tensor2D;
-    const save = args[1] as tf.GradSaveFunc;
-    save([ids]);
-    return {
-      value: tf.gather(t, ids) as tf.Tensor2D,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
-        tf.scatterND((saved[0] as tf.Tensor).reshape([-1, 1]), dy, [rows, d]),
-    };
-  });
-  return f(table) as tf.Tensor2D;
-}
-
 /** The embedding table of the token k + 1 back: wprev, wprev2, wprev3, ... */
 function backTable(k: number): string {
   return k === 0 ? "wprev" : `wprev${k + 1}`;
@@ -138,6 +118,9 @@ export const COPY_CONTINUE_SCALE = 10;
 export const COPY_TARGET_SCALE = 30;
 
 let instances = 0;
+
+/** Fewest queries in a call for which attention runs per row and head as 2-D products (wasm). */
+const PER_HEAD_MIN_QUERIES = 4;
 
 /**
  * ids [B, T] moved `by` columns right (the token `by` before each; by < 0: the one after), the
@@ -293,6 +276,11 @@ export class GPT {
     return this.weights().reduce((s, w) => s + w.variable.size, 0);
   }
 
+  /** One parameter by name (e.g. "wte", "copy.wq"); throws for a name the model does not have. */
+  weight(name: string): tf.Variable {
+    return this.w(name);
+  }
+
   private w(name: string): tf.Variable {
     const v = this.vars.get(name);
     if (!v) throw new Error(`no parameter ${name}`);
@@ -321,11 +309,11 @@ export class GPT {
   }
 
   /**
-   * Logits for a batch of token ids [B, T]. With `past`, the tokens continue cached sequences;
-   * the attention mask is causal within the call plus `keyMask` over all keys. Call inside
-   * tf.tidy (or dispose the results).
+   * The transformer's trunk for ids [B, T]: embeddings, the blocks, the final layer norm.
+   * Returns the final hidden state as [B * T, d] rows (and, with returnKV, each layer's keys and
+   * values, past included, [B, heads, past + T, headDim]). Call inside tf.tidy.
    */
-  forward(ids: tf.Tensor2D, opts: ForwardOptions = {}): ForwardResult {
+  trunk(ids: tf.Tensor2D, opts: ForwardOptions = {}): { out: tf.Tensor2D; kv: LayerKV[] } {
     const { vocabSize: V, context: C, dModel: d, nHeads: H, nLayers: L } = this.config;
     const [B, T] = ids.shape;
     const hd = d / H;
@@ -343,59 +331,120 @@ export class GPT {
         this.embed(this.w(backTable(k)) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
       );
     }
-    // Additive attention bias [B, 1, T, S]: causal (key s <= past + query i) and key padding.
+    // Additive attention bias: causal (key s <= past + query i) [T, S], and key padding [B, S].
     const causal = tf.linalg
       .bandPart(tf.ones([T, S]), -1, pastLen)
       .sub(1)
-      .mul(1e9);
-    let bias = causal.reshape([1, 1, T, S]);
-    if (opts.keyMask) bias = bias.add(opts.keyMask.sub(1).mul(1e9).reshape([B, 1, 1, S]));
+      .mul(1e9) as tf.Tensor2D;
+    const keyBias = opts.keyMask ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
+    // Per row and head, 2-D products (wasm's fast path) once a call has more than a few queries;
+    // one batched 4-D product otherwise (decoding's single query: few flops, few kernels).
+    const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES;
+    const bias4 = perHead
+      ? null
+      : keyBias
+        ? causal.reshape([1, 1, T, S]).add(keyBias.reshape([B, 1, 1, S]))
+        : causal.reshape([1, 1, T, S]);
     const kvOut: LayerKV[] = [];
     const heads = (t: tf.Tensor2D) =>
       t.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
     for (let i = 0; i < L; i++) {
       const h = this.layerNorm(x, `h${i}.ln1.g`, `h${i}.ln1.b`);
-      const qkv = tf
-        .matMul(h, this.w(`h${i}.attn.wqkv`))
-        .add(this.w(`h${i}.attn.bqkv`)) as tf.Tensor2D;
-      const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-      let kh = heads(k);
-      let vh = heads(v);
+      const qkv = mm(h, this.w(`h${i}.attn.wqkv`) as tf.Tensor2D).add(
+        this.w(`h${i}.attn.bqkv`),
+      ) as tf.Tensor2D;
       const past = opts.past?.[i];
-      if (past) {
-        kh = tf.concat([past.k, kh], 2);
-        vh = tf.concat([past.v, vh], 2);
+      let merged: tf.Tensor2D;
+      if (perHead) {
+        // softmax(q k^T / sqrt(hd) + bias) v for each row b and head h, as [T, hd] blocks.
+        const rows: tf.Tensor2D[] = [];
+        for (let b = 0; b < B; b++) {
+          const rowQkv = B === 1 ? qkv : (qkv.slice([b * T, 0], [T, 3 * d]) as tf.Tensor2D);
+          const rowBias = keyBias ? causal.add(keyBias.slice([b, 0], [1, S])) : causal;
+          const outs: tf.Tensor2D[] = [];
+          for (let j = 0; j < H; j++) {
+            const q = rowQkv.slice([0, j * hd], [T, hd]) as tf.Tensor2D;
+            let k = rowQkv.slice([0, d + j * hd], [T, hd]) as tf.Tensor2D;
+            let v = rowQkv.slice([0, 2 * d + j * hd], [T, hd]) as tf.Tensor2D;
+            if (past) {
+              const cached = (t: tf.Tensor4D) =>
+                t.slice([b, j, 0, 0], [1, 1, pastLen, hd]).reshape([pastLen, hd]) as tf.Tensor2D;
+              k = tf.concat([cached(past.k), k], 0);
+              v = tf.concat([cached(past.v), v], 0);
+            }
+            const p = tf.softmax(
+              mmT(q, k)
+                .mul(1 / Math.sqrt(hd))
+                .add(rowBias),
+            ) as tf.Tensor2D;
+            outs.push(mm(p, v));
+          }
+          rows.push(H === 1 ? (outs[0] as tf.Tensor2D) : tf.concat(outs, 1));
+        }
+        merged = B === 1 ? (rows[0] as tf.Tensor2D) : tf.concat(rows, 0);
+        if (opts.returnKV) {
+          const [, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+          kvOut.push({
+            k: past ? tf.concat([past.k, heads(k)], 2) : heads(k),
+            v: past ? tf.concat([past.v, heads(v)], 2) : heads(v),
+          });
+        }
+      } else {
+        const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+        let kh = heads(k);
+        let vh = heads(v);
+        if (past) {
+          kh = tf.concat([past.k, kh], 2);
+          vh = tf.concat([past.v, vh], 2);
+        }
+        if (opts.returnKV) kvOut.push({ k: kh, v: vh });
+        const scores = tf
+          .matMul(heads(q), kh, false, true)
+          .mul(1 / Math.sqrt(hd))
+          .add(bias4 as tf.Tensor);
+        const att = tf.matMul(tf.softmax(scores), vh); // [B, H, T, hd]
+        merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
       }
-      if (opts.returnKV) kvOut.push({ k: kh, v: vh });
-      const scores = tf
-        .matMul(heads(q), kh, false, true)
-        .mul(1 / Math.sqrt(hd))
-        .add(bias);
-      const att = tf.matMul(tf.softmax(scores), vh); // [B, H, T, hd]
-      const merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
-      x = x.add(tf.matMul(merged, this.w(`h${i}.attn.wo`)).add(this.w(`h${i}.attn.bo`)));
+      x = x.add(
+        mm(merged, this.w(`h${i}.attn.wo`) as tf.Tensor2D).add(this.w(`h${i}.attn.bo`)),
+      ) as tf.Tensor2D;
       const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
       const mlp = this.gelu(
-        tf.matMul(h2, this.w(`h${i}.mlp.w1`)).add(this.w(`h${i}.mlp.b1`)) as tf.Tensor2D,
+        mm(h2, this.w(`h${i}.mlp.w1`) as tf.Tensor2D).add(this.w(`h${i}.mlp.b1`)) as tf.Tensor2D,
       );
-      x = x.add(tf.matMul(mlp, this.w(`h${i}.mlp.w2`)).add(this.w(`h${i}.mlp.b2`)));
+      x = x.add(
+        mm(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D).add(this.w(`h${i}.mlp.b2`)),
+      ) as tf.Tensor2D;
     }
-    const out = this.layerNorm(x, "lnf.g", "lnf.b");
+    return { out: this.layerNorm(x, "lnf.g", "lnf.b"), kv: kvOut };
+  }
+
+  /**
+   * Logits for a batch of token ids [B, T]. With `past`, the tokens continue cached sequences;
+   * the attention mask is causal within the call plus `keyMask` over all keys. Call inside
+   * tf.tidy (or dispose the results).
+   */
+  forward(ids: tf.Tensor2D, opts: ForwardOptions = {}): ForwardResult {
+    const { vocabSize: V, dModel: d } = this.config;
+    const [B, T] = ids.shape;
+    const pastLen = opts.past?.[0]?.k.shape[2] ?? 0;
+    const S = pastLen + T;
+    const { out, kv: kvOut } = this.trunk(ids, opts);
     const hidden = out.reshape([B, T, d]) as tf.Tensor3D;
     // The positions whose next token is wanted: all, or the last only.
     const Q = opts.lastOnly ? 1 : T;
     const query = opts.lastOnly
       ? (hidden.slice([0, T - 1, 0], [B, 1, d]).reshape([B, d]) as tf.Tensor2D)
       : out;
-    const vocab = tf.matMul(query, this.w("wte"), false, true).reshape([B, Q, V]) as tf.Tensor3D;
+    const vocab = mmT(query, this.w("wte") as tf.Tensor2D).reshape([B, Q, V]) as tf.Tensor3D;
     const result: ForwardResult = { logits: vocab, hidden };
     if (opts.returnKV) result.kv = kvOut;
     if (!this.config.copyHead) return result;
     // Copy head: s[t, j] = q_t . k_j / sqrt(d) + b for every earlier position j (key j < query t).
-    let keys = tf.matMul(out, this.w("copy.wk")).reshape([B, T, d]) as tf.Tensor3D;
+    let keys = mm(out, this.w("copy.wk") as tf.Tensor2D).reshape([B, T, d]) as tf.Tensor3D;
     if (opts.pastCopyKeys) keys = tf.concat([opts.pastCopyKeys, keys], 1);
     if (opts.returnKV) result.copyKeys = keys;
-    const q = tf.matMul(query, this.w("copy.wq")).reshape([B, Q, d]);
+    const q = mm(query, this.w("copy.wq") as tf.Tensor2D).reshape([B, Q, d]);
     const first = pastLen + T - Q; // the first query's index among the keys
     const earlier = tf
       .less(
@@ -425,7 +474,7 @@ export class GPT {
       // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
       const r = COPY_TARGET_DIM;
       const copied = next.reshape([B * S]) as tf.Tensor1D;
-      const qc = tf.matMul(query, this.w("copy.wc")).reshape([B, Q, r]);
+      const qc = mm(query, this.w("copy.wc") as tf.Tensor2D).reshape([B, Q, r]);
       const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, copied, V).reshape([B, S, r]);
       const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, copied, V).reshape([B, 1, S]);
       scores = scores.add(

@@ -176,11 +176,15 @@ describe("SFT", () => {
 
   it("the world-text loss adds w x the mean NLL of the non-agent tokens, and leaks nothing", async () => {
     const model = new GPT(config, 2);
-    const ids = tf.tensor2d([[1, 7, 8, 9, 10]], [1, 5], "int32");
-    const targets = tf.tensor2d([[7, 8, 9, 10, 11]], [1, 5], "int32");
+    const batch = {
+      ids: Int32Array.from([1, 7, 8, 9, 10]),
+      targets: Int32Array.from([7, 8, 9, 10, 11]),
+      B: 1,
+      T: 5,
+    };
     const agent = tf.tensor2d([[0, 0, 1, 1, 0]], [1, 5]);
     const world = tf.tensor2d([[1, 1, 0, 0, 1]], [1, 5]);
-    const lpT = tf.tidy(() => tokenLogProbs(model, ids, targets).logp);
+    const lpT = tf.tidy(() => tokenLogProbs(model, batch).logp);
     const lp = (await lpT.data()) as Float32Array;
     const nll = (ts: number[]) => -ts.reduce((s, t) => s + (lp[t] as number), 0) / ts.length;
     const value = (f: () => tf.Scalar) => {
@@ -189,8 +193,8 @@ describe("SFT", () => {
       t.dispose();
       return x;
     };
-    const plain = value(() => maskedNll(model, ids, targets, agent));
-    const mixed = value(() => sftLoss(model, ids, targets, agent, world, 0.5));
+    const plain = value(() => maskedNll(model, batch, agent));
+    const mixed = value(() => sftLoss(model, batch, agent, world, 0.5));
     expect(plain).toBeCloseTo(nll([2, 3]), 4);
     expect(mixed).toBeCloseTo(nll([2, 3]) + 0.5 * nll([0, 1, 4]), 4);
     const before = tf.memory().numTensors;
@@ -202,7 +206,7 @@ describe("SFT", () => {
       worldWeight: 0.5,
     });
     expect(tf.memory().numTensors).toBe(before);
-    tf.dispose([ids, targets, agent, world, lpT]);
+    tf.dispose([agent, world, lpT]);
     model.dispose();
   });
 });

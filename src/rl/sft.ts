@@ -4,7 +4,7 @@ import { Rng } from "../env/rng";
 import { bucketLength } from "../model/buckets";
 import type { GPT } from "../model/gpt";
 import { AdamW } from "../model/optim";
-import { packBatch, tokenLogProbs } from "../model/score";
+import { packBatch, type TokenBatch, tokenLogProbs } from "../model/score";
 
 export interface SftOptions {
   epochs: number;
@@ -84,13 +84,8 @@ export interface SftStep {
 }
 
 /** Cross-entropy on agent tokens only: -sum(mask * log p) / sum(mask) (prompt and observations masked). */
-export function maskedNll(
-  model: GPT,
-  ids: tf.Tensor2D,
-  targets: tf.Tensor2D,
-  mask: tf.Tensor2D,
-): tf.Scalar {
-  const { logp } = tokenLogProbs(model, ids, targets);
+export function maskedNll(model: GPT, batch: TokenBatch, mask: tf.Tensor2D): tf.Scalar {
+  const { logp } = tokenLogProbs(model, batch);
   return meanNll(logp, mask);
 }
 
@@ -102,13 +97,12 @@ function meanNll(logp: tf.Tensor2D, mask: tf.Tensor2D): tf.Scalar {
 /** Behaviour cloning plus an auxiliary LM loss: NLL_agent + w * NLL_world, each a mean over its tokens. */
 export function sftLoss(
   model: GPT,
-  ids: tf.Tensor2D,
-  targets: tf.Tensor2D,
+  batch: TokenBatch,
   agentMask: tf.Tensor2D,
   worldMask: tf.Tensor2D,
   worldWeight: number,
 ): tf.Scalar {
-  const { logp } = tokenLogProbs(model, ids, targets);
+  const { logp } = tokenLogProbs(model, batch);
   return tf.add(
     meanNll(logp, agentMask),
     tf.mul(meanNll(logp, worldMask), worldWeight),
@@ -198,8 +192,6 @@ export async function sft(
           batch.map((s) => s.agentMask),
           model.config.context,
         );
-        const ids = tf.tensor2d(packed.ids, [packed.B, packed.T], "int32");
-        const targets = tf.tensor2d(packed.targets, [packed.B, packed.T], "int32");
         const mask = tf.tensor2d(packed.mask, [packed.B, packed.T]);
         const w = opts.worldWeight ?? 0;
         // The world's tokens: every real (non-padding) target that is not an agent token.
@@ -217,11 +209,11 @@ export async function sft(
         const r = await optimizer.step(
           () =>
             world
-              ? sftLoss(model, ids, targets, mask, world, w)
-              : maskedNll(model, ids, targets, mask),
+              ? sftLoss(model, packed, mask, world, w)
+              : maskedNll(model, { ...packed, want: packed.mask }, mask),
           vars,
         );
-        tf.dispose([ids, targets, mask, ...(world ? [world] : [])]);
+        tf.dispose([mask, ...(world ? [world] : [])]);
         const info: SftStep = {
           epoch,
           step: ++step,

@@ -5,7 +5,7 @@ import { listTasks, type Split } from "../env";
 import { Rng } from "../env/rng";
 import type { GPT } from "../model/gpt";
 import { AdamW, type OptimizerState } from "../model/optim";
-import { tokenLogProbs, tokenLogProbsAndEntropy } from "../model/score";
+import { type TokenBatch, tokenLogProbs, tokenLogProbsAndEntropy } from "../model/score";
 import type { Tokenizer } from "../model/tokenizer";
 import { ADVANTAGES, histogram, keepMask, leaveOneOut } from "./advantages";
 import { type Algorithm, type AlgorithmOverrides, getAlgorithm } from "./algorithms";
@@ -711,12 +711,16 @@ export class Trainer {
     return { trajectoryOfRow: p.trajectoryOfRow, turnOfToken: p.turnOf };
   }
 
-  /** A grammar-constrained policy's allowed tokens at each agent target [B, T, V] (else undefined). */
-  private allowed(p: PackedRows): tf.Tensor3D | undefined {
-    if (!this.actionGrammar) return undefined;
+  /**
+   * The rows to score, at their agent targets only, with a grammar-constrained policy's allowed
+   * tokens there [B * T * V].
+   */
+  private batch(p: PackedRows): TokenBatch {
+    const { ids, targets, mask: want, B, T } = p;
+    if (!this.actionGrammar) return { ids, targets, B, T, want };
     const V = this.model.config.vocabSize;
-    const m = grammarMask(this.actionGrammar, p.targets, p.mask, p.B, p.T, V);
-    return tf.tensor3d(m, [p.B, p.T, V]);
+    const allowed = grammarMask(this.actionGrammar, targets, want, B, T, V);
+    return { ids, targets, B, T, want, allowed };
   }
 
   /** Values V(s_t) of every column [B, T] from the final hidden state. */
@@ -734,14 +738,12 @@ export class Trainer {
     const context = this.model.config.context;
     const packed = packRows(rows, context);
     const { B, T } = packed;
+    const batch = this.batch(packed);
     const out = tf.tidy(() => {
-      const ids = tf.tensor2d(packed.ids, [B, T], "int32");
-      const targets = tf.tensor2d(packed.targets, [B, T], "int32");
       const mask = tf.tensor2d(packed.mask, [B, T]);
-      const allowed = this.allowed(packed);
-      const r = tokenLogProbsAndEntropy(this.model, ids, targets, allowed);
+      const r = tokenLogProbsAndEntropy(this.model, batch);
       const extra: tf.Tensor[] = [];
-      if (this.reference) extra.push(tokenLogProbs(this.reference, ids, targets, allowed).logp);
+      if (this.reference) extra.push(tokenLogProbs(this.reference, batch).logp);
       if (this.critic) extra.push(this.values(r.hidden));
       return [r.logp, meanEntropy(r.entropy, mask), ...extra];
     });
@@ -825,11 +827,10 @@ export class Trainer {
       const n = packed.mask.reduce((a, x) => a + x, 0);
       agentTokens += n;
       const kept: tf.Tensor[] = [];
+      const batch = this.batch(packed);
       const { value, grads: g } = tf.variableGrads(() => {
-        const ids = tf.tensor2d(packed.ids, [B, T], "int32");
-        const targets = tf.tensor2d(packed.targets, [B, T], "int32");
         const mask = tf.tensor2d(packed.mask, [B, T]);
-        const r = tokenLogProbs(this.model, ids, targets, this.allowed(packed));
+        const r = tokenLogProbs(this.model, batch);
         const grouping: Grouping = {
           ...this.grouping(packed),
           ...(split
