@@ -121,6 +121,19 @@ let instances = 0;
 
 /** Fewest queries in a call for which attention runs per row and head as 2-D products (wasm). */
 const PER_HEAD_MIN_QUERIES = 4;
+/** Queries per block of per-head attention: each block reads the keys up to its last query. */
+const ATTENTION_BLOCK = 256;
+
+/**
+ * The causal attention bias of queries from..from+n-1 of a call (after `past` cached keys) over
+ * its first `keys` keys, [n, keys]: 0 where key s <= past + query, -1e9 after. Built in JS: as
+ * tensor ops it is a broadcast comparison, wasm's slowest path.
+ */
+function causalBias(n: number, keys: number, past: number, from: number): tf.Tensor2D {
+  const out = new Float32Array(n * keys);
+  for (let i = 0; i < n; i++) out.fill(-1e9, i * keys + past + from + i + 1, (i + 1) * keys);
+  return tf.tensor2d(out, [n, keys]);
+}
 
 /**
  * ids [B, T] moved `by` columns right (the token `by` before each; by < 0: the one after), the
@@ -304,7 +317,7 @@ export class GPT {
 
   /** GELU, tanh approximation (GPT-2). */
   private gelu(x: tf.Tensor2D): tf.Tensor2D {
-    const inner = x.add(x.pow(3).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
+    const inner = x.add(x.mul(x).mul(x).mul(0.044715)).mul(Math.sqrt(2 / Math.PI));
     return x.mul(0.5).mul(inner.tanh().add(1));
   }
 
@@ -331,20 +344,25 @@ export class GPT {
         this.embed(this.w(backTable(k)) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
       );
     }
-    // Additive attention bias: causal (key s <= past + query i) [T, S], and key padding [B, S].
-    const causal = tf.linalg
-      .bandPart(tf.ones([T, S]), -1, pastLen)
-      .sub(1)
-      .mul(1e9) as tf.Tensor2D;
-    const keyBias = opts.keyMask ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
-    // Per row and head, 2-D products (wasm's fast path) once a call has more than a few queries;
-    // one batched 4-D product otherwise (decoding's single query: few flops, few kernels).
+    // Per row, head and block of queries, 2-D products over the keys up to the block's last
+    // query (wasm's fast path; half the T x S work of a full causal matrix) once a call has more
+    // than a few queries; one batched 4-D product otherwise (decoding's single query: few flops,
+    // few kernels).
     const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES;
+    const keyBias = opts.keyMask ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
+    // Additive attention bias: causal (key s <= past + query i), and key padding.
     const bias4 = perHead
       ? null
-      : keyBias
-        ? causal.reshape([1, 1, T, S]).add(keyBias.reshape([B, 1, 1, S]))
-        : causal.reshape([1, 1, T, S]);
+      : causalBias(T, S, pastLen, 0)
+          .reshape([1, 1, T, S])
+          .add(keyBias ? keyBias.reshape([B, 1, 1, S]) : tf.scalar(0));
+    const blocks: { from: number; size: number; keys: number; bias: tf.Tensor2D }[] = [];
+    if (perHead)
+      for (let from = 0; from < T; from += ATTENTION_BLOCK) {
+        const size = Math.min(ATTENTION_BLOCK, T - from);
+        const keys = pastLen + from + size;
+        blocks.push({ from, size, keys, bias: causalBias(size, keys, pastLen, from) });
+      }
     const kvOut: LayerKV[] = [];
     const heads = (t: tf.Tensor2D) =>
       t.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
@@ -356,14 +374,12 @@ export class GPT {
       const past = opts.past?.[i];
       let merged: tf.Tensor2D;
       if (perHead) {
-        // softmax(q k^T / sqrt(hd) + bias) v for each row b and head h, as [T, hd] blocks.
+        // softmax(q k^T / sqrt(hd) + bias) v for each row b, head h and block of queries.
         const rows: tf.Tensor2D[] = [];
         for (let b = 0; b < B; b++) {
           const rowQkv = B === 1 ? qkv : (qkv.slice([b * T, 0], [T, 3 * d]) as tf.Tensor2D);
-          const rowBias = keyBias ? causal.add(keyBias.slice([b, 0], [1, S])) : causal;
           const outs: tf.Tensor2D[] = [];
           for (let j = 0; j < H; j++) {
-            const q = rowQkv.slice([0, j * hd], [T, hd]) as tf.Tensor2D;
             let k = rowQkv.slice([0, d + j * hd], [T, hd]) as tf.Tensor2D;
             let v = rowQkv.slice([0, 2 * d + j * hd], [T, hd]) as tf.Tensor2D;
             if (past) {
@@ -372,12 +388,20 @@ export class GPT {
               k = tf.concat([cached(past.k), k], 0);
               v = tf.concat([cached(past.v), v], 0);
             }
-            const p = tf.softmax(
-              mmT(q, k)
-                .mul(1 / Math.sqrt(hd))
-                .add(rowBias),
-            ) as tf.Tensor2D;
-            outs.push(mm(p, v));
+            const parts = blocks.map((blk) => {
+              const q = rowQkv.slice([blk.from, j * hd], [blk.size, hd]) as tf.Tensor2D;
+              const kb = blk.keys === S ? k : (k.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
+              const vb = blk.keys === S ? v : (v.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
+              let bias: tf.Tensor2D = blk.bias;
+              if (keyBias) bias = bias.add(keyBias.slice([b, 0], [1, blk.keys]));
+              const p = tf.softmax(
+                mmT(q, kb)
+                  .mul(1 / Math.sqrt(hd))
+                  .add(bias),
+              ) as tf.Tensor2D;
+              return mm(p, vb);
+            });
+            outs.push(parts.length === 1 ? (parts[0] as tf.Tensor2D) : tf.concat(parts, 0));
           }
           rows.push(H === 1 ? (outs[0] as tf.Tensor2D) : tf.concat(outs, 1));
         }
