@@ -22,7 +22,7 @@ export interface RolloutOptions {
   seed: number;
   /** "train" (40 turns) or "eval" (50 turns). */
   mode: "train" | "eval";
-  /** Episodes decoded together in one batch. */
+  /** Episodes decoded together in one batch (default, or 0: every live episode, one wave). */
   batchSize?: number;
   maxActionTokens?: number;
   /** Overrides the mode's turn budget (tests use short episodes). */
@@ -79,56 +79,6 @@ export interface Trajectory {
   evaluation: Evaluation;
 }
 
-/**
- * Attention scores a prefill holds at once, over every layer and the copy head (floats): a
- * forward pass keeps each layer's scores (and about three copies) until it ends, so this keeps
- * wasm's heap safe (a 4-layer model's prefill crashed it when only one layer was counted).
- * 5 x 2^24: the shipped model's batches (2 layers of 2 heads and a copy head) as before.
- */
-const ATTENTION_BUDGET = 5 * 2 ** 24;
-
-/** The attention maps a forward pass holds per row and query: heads x layers, plus the copy head's. */
-export function attentionMaps(config: ModelConfig): number {
-  return config.nHeads * config.nLayers + (config.copyHead ? 1 : 0);
-}
-
-/** A row's cached length and the new tokens it brings. */
-export interface RowSize {
-  past: number;
-  fresh: number;
-}
-
-/**
- * Splits rows into decoding batches of at most `maxRows`, and fewer when the prefill is big, so
- * that rows x maps x new tokens x (cached + new) attention scores stay within ATTENTION_BUDGET
- * (`maps`: attentionMaps of the model).
- */
-export function chunks(sizes: readonly RowSize[], maxRows: number, maps: number): number[][] {
-  const out: number[][] = [];
-  let current: number[] = [];
-  let fresh = 0;
-  let total = 0;
-  sizes.forEach((s, i) => {
-    const f = Math.max(fresh, s.fresh);
-    const t = Math.max(total, s.past + s.fresh);
-    if (
-      current.length > 0 &&
-      (current.length >= maxRows || (current.length + 1) * maps * f * t > ATTENTION_BUDGET)
-    ) {
-      out.push(current);
-      current = [];
-      fresh = s.fresh;
-      total = s.past + s.fresh;
-    } else {
-      fresh = f;
-      total = t;
-    }
-    current.push(i);
-  });
-  if (current.length > 0) out.push(current);
-  return out;
-}
-
 /** A new episode of this task, before its first turn. */
 function startEpisode(id: string, index: number, tok: Tokenizer, opts: RolloutOptions): Live {
   const episode = createEpisode(id, {
@@ -181,7 +131,7 @@ export async function rollout(
   // Derived, not `new Rng(seed)`: xoroshiro128+ seeded with a small integer draws ~0.9999999 first,
   // which sampled the first row's first token from the far tail of its distribution.
   const rng = Rng.derive(opts.seed, "sampling");
-  const concurrency = opts.concurrency ?? 64;
+  const concurrency = opts.concurrency ?? 256;
   const out: Trajectory[] = [];
   const counts = { finished: 0, tokens: 0 };
   const onRound = opts.onRound;
@@ -220,7 +170,7 @@ async function rolloutWave(
 ): Promise<Trajectory[]> {
   const maxTokens = opts.maxActionTokens ?? MAX_ACTION_TOKENS;
   const budget = contextBudget(model.config.context);
-  const batchSize = opts.batchSize ?? 16;
+  const maxRows = opts.batchSize && opts.batchSize > 0 ? opts.batchSize : taskIds.length;
   const live = taskIds.map((id, index) => startEpisode(id, index, tok, opts));
   try {
     rounds: while (live.some((l) => !l.episode.done)) {
@@ -238,8 +188,12 @@ async function rolloutWave(
         l.cacheStart = start;
         return { cache: null, tokens: contextFor(traj.prompt, traj.turns, start, i) };
       });
-      const sizes = rows.map((r) => ({ past: r.cache?.length ?? 0, fresh: r.tokens.length }));
-      for (const chunk of chunks(sizes, batchSize, attentionMaps(model.config))) {
+      // Every live episode in one decoding batch (the wave; its prefill is chunked to fit memory),
+      // or in batches of `batchSize`.
+      const batches = Array.from({ length: Math.ceil(rows.length / maxRows) }, (_, k) =>
+        rows.slice(k * maxRows, (k + 1) * maxRows).map((_, i) => k * maxRows + i),
+      );
+      for (const chunk of batches) {
         const stepped: SteppedEpisode[] = [];
         const gen = await extendAndGenerate(
           model,

@@ -1,6 +1,7 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../env/rng";
-import { bucketLength } from "./buckets";
+import { paddedLength } from "./buckets";
+import type { ModelConfig } from "./config";
 import type { GPT, LayerKV } from "./gpt";
 import { EOA, PAD } from "./tokenizer";
 
@@ -136,6 +137,27 @@ export function disposeCache(cache: RowCache | null | undefined): void {
   cache.copyQuery?.dispose();
 }
 
+/**
+ * Attention scores a prefill holds at once, over every layer and the copy head (floats): a
+ * forward pass keeps each layer's scores (and about three copies) until it ends, so this keeps
+ * wasm's heap safe (a 4-layer model's prefill crashed it when only one layer was counted).
+ */
+export const ATTENTION_BUDGET = 5 * 2 ** 24;
+
+/** The attention maps a forward pass holds per row and query: heads x layers, plus the copy head's. */
+export function attentionMaps(config: ModelConfig): number {
+  return config.nHeads * config.nLayers + (config.copyHead ? 1 : 0);
+}
+
+/** Rows whose prefill of `fresh` queries over `keys` keys fits ATTENTION_BUDGET at once (>= 1). */
+export function prefillRows(config: ModelConfig, fresh: number, keys: number): number {
+  return Math.max(1, Math.floor(ATTENTION_BUDGET / (attentionMaps(config) * fresh * keys)));
+}
+
+function kvOf(p: { kv: LayerKV[] }): LayerKV[] {
+  return p.kv;
+}
+
 /** One row to decode: its cache (null = none) and the tokens that extend it (the whole context without one). */
 export interface DecodeRow {
   cache: RowCache | null;
@@ -194,8 +216,8 @@ export async function extendAndGenerate(
   const contexts = rows.map((r) => [...(r.cache?.ids ?? []), ...r.tokens]);
   const copying = model.config.copyHead;
   const maxPast = Math.max(...past);
-  const P = maxPast > 0 ? bucketLength(maxPast, C) : 0;
-  const N = bucketLength(Math.max(...fresh), C);
+  const P = maxPast > 0 ? paddedLength(maxPast, C) : 0;
+  const N = paddedLength(Math.max(...fresh), C);
   const ids = new Int32Array(B * N);
   const K = model.config.prevToken;
   // back[k]: the token k + 1 before each input (<pad> before the start).
@@ -235,16 +257,18 @@ export async function extendAndGenerate(
   // Cached tensors have the context on `axis`: stacked, each left-padded to P (zeros without a
   // cache); and cut back out per row (its valid past, then its new tokens).
   const stackPast = (
+    part: readonly DecodeRow[],
+    from: number,
     get: (c: RowCache) => tf.Tensor | undefined,
     axis: number,
     empty: number[],
   ): tf.Tensor =>
     tf.concat(
-      rows.map((r, b) => {
+      part.map((r, i) => {
         const t = r.cache ? get(r.cache) : undefined;
         if (!t) return tf.zeros(empty);
         const pads = t.shape.map(() => [0, 0] as [number, number]);
-        pads[axis] = [P - (past[b] as number), 0];
+        pads[axis] = [P - (past[from + i] as number), 0];
         return tf.pad(t, pads);
       }),
       0,
@@ -265,45 +289,88 @@ export async function extendAndGenerate(
     return (S === 0 ? added : tf.concat([part(P - S, S), added], axis)) as T;
   };
   let keyMask = tf.tensor2d(mask, [B, P + N]);
-  let { logits, kv, copyKeys, scores, copyQuery } = tf.tidy(() => {
-    const pastKV: LayerKV[] | undefined =
-      P > 0
-        ? Array.from({ length: L }, (_, l) => {
-            const side = (which: "k" | "v") =>
-              stackPast((c) => c.kv[l]?.[which], 2, [1, H, P, hd]) as tf.Tensor4D;
-            return { k: side("k"), v: side("v") };
-          })
-        : undefined;
-    const pastCopyKeys =
-      copying && P > 0 ? (stackPast((c) => c.copyKeys, 1, [1, P, d]) as tf.Tensor3D) : undefined;
-    const r = model.forward(tf.tensor2d(ids, [B, N], "int32"), {
-      positions: tf.tensor2d(pos, [B, N], "int32"),
-      backIds: back.map((t) => tf.tensor2d(t, [B, N], "int32")),
-      keyMask,
-      ...(pastKV ? { past: pastKV } : {}),
-      ...(pastCopyKeys ? { pastCopyKeys } : {}),
-      ...(copyNext ? { copyNext: tf.tensor2d(copyNext.flat(), [B, P + N], "int32") } : {}),
-      ...(prevKey
-        ? {
-            copyPrevKey: tf.tensor2d(prevKey.flat(), [B, P + N], "int32"),
-            pastCopyQuery: tf.concat(
-              rows.map((r) => r.cache?.copyQuery ?? tf.zeros([1, d])),
-              0,
-            ) as tf.Tensor2D,
-          }
-        : {}),
-      returnKV: true,
-      lastOnly: true,
-      mixture: false,
+  // The prefill of rows from..from+n-1: their new tokens through the model over their caches.
+  const prefill = (from: number, n: number) =>
+    tf.tidy(() => {
+      const part = rows.slice(from, from + n);
+      const cols = (a: ArrayLike<number>, width: number) =>
+        Array.prototype.slice.call(a, from * width, (from + n) * width) as number[];
+      const stack = (get: (c: RowCache) => tf.Tensor | undefined, axis: number, empty: number[]) =>
+        stackPast(part, from, get, axis, empty);
+      const pastKV: LayerKV[] | undefined =
+        P > 0
+          ? Array.from({ length: L }, (_, l) => {
+              const side = (which: "k" | "v") =>
+                stack((c) => c.kv[l]?.[which], 2, [1, H, P, hd]) as tf.Tensor4D;
+              return { k: side("k"), v: side("v") };
+            })
+          : undefined;
+      const pastCopyKeys =
+        copying && P > 0 ? (stack((c) => c.copyKeys, 1, [1, P, d]) as tf.Tensor3D) : undefined;
+      const r = model.forward(tf.tensor2d(cols(ids, N), [n, N], "int32"), {
+        positions: tf.tensor2d(cols(pos, N), [n, N], "int32"),
+        backIds: back.map((t) => tf.tensor2d(cols(t, N), [n, N], "int32")),
+        keyMask: tf.tensor2d(cols(mask, P + N), [n, P + N]),
+        ...(pastKV ? { past: pastKV } : {}),
+        ...(pastCopyKeys ? { pastCopyKeys } : {}),
+        ...(copyNext
+          ? { copyNext: tf.tensor2d(copyNext.slice(from, from + n).flat(), [n, P + N], "int32") }
+          : {}),
+        ...(prevKey
+          ? {
+              copyPrevKey: tf.tensor2d(prevKey.slice(from, from + n).flat(), [n, P + N], "int32"),
+              pastCopyQuery: tf.concat(
+                part.map((r) => r.cache?.copyQuery ?? tf.zeros([1, d])),
+                0,
+              ) as tf.Tensor2D,
+            }
+          : {}),
+        returnKV: true,
+        lastOnly: true,
+        mixture: false,
+      });
+      return {
+        logits: r.logits.reshape([n, V]) as tf.Tensor2D,
+        kv: r.kv as LayerKV[],
+        copyKeys: r.copyKeys,
+        scores: r.copy ? (r.copy.scores.reshape([n, P + N]) as tf.Tensor2D) : undefined,
+        copyQuery: r.copyQuery,
+      };
     });
-    return {
-      logits: r.logits.reshape([B, V]) as tf.Tensor2D,
-      kv: r.kv as LayerKV[],
-      copyKeys: r.copyKeys,
-      scores: r.copy ? (r.copy.scores.reshape([B, P + N]) as tf.Tensor2D) : undefined,
-      copyQuery: r.copyQuery,
-    };
-  });
+  // Rows in chunks whose attention maps fit the budget (wasm's heap), then stacked.
+  const perChunk = prefillRows(model.config, N, P + N);
+  const parts: ReturnType<typeof prefill>[] = [];
+  for (let from = 0; from < B; from += perChunk)
+    parts.push(prefill(from, Math.min(perChunk, B - from)));
+  let { logits, kv, copyKeys, scores, copyQuery } =
+    parts.length === 1
+      ? (parts[0] as ReturnType<typeof prefill>)
+      : tf.tidy(() => {
+          const cat = <T extends tf.Tensor>(
+            get: (p: ReturnType<typeof prefill>) => T | undefined,
+          ) =>
+            parts[0] && get(parts[0])
+              ? (tf.concat(
+                  parts.map((p) => get(p) as T),
+                  0,
+                ) as T)
+              : undefined;
+          return {
+            logits: cat((p) => p.logits) as tf.Tensor2D,
+            kv: kvOf(parts[0] as ReturnType<typeof prefill>).map((_, l) => ({
+              k: cat((p) => p.kv[l]?.k) as tf.Tensor4D,
+              v: cat((p) => p.kv[l]?.v) as tf.Tensor4D,
+            })),
+            copyKeys: cat((p) => p.copyKeys),
+            scores: cat((p) => p.scores),
+            copyQuery: cat((p) => p.copyQuery),
+          };
+        });
+  if (parts.length > 1)
+    for (const p of parts) {
+      tf.dispose([p.logits, ...p.kv.flatMap((l) => [l.k, l.v])]);
+      for (const t of [p.copyKeys, p.scores, p.copyQuery]) t?.dispose();
+    }
   // Each row's extended cache: its valid past keys, then its new tokens' keys.
   const caches: RowCache[] = keepCaches
     ? tf.tidy(() =>

@@ -63,7 +63,7 @@ export interface TrainerOptions {
   /** Overrides the turn budget (tests use short episodes). */
   maxTurns?: number;
   maxActionTokens?: number;
-  /** Episodes decoded together. */
+  /** Episodes decoded together (0: every live episode of an iteration, one wave). */
   rolloutBatch?: number;
   /** Padded tokens per micro-batch (gradients are accumulated over a minibatch's micro-batches). */
   microTokens?: number;
@@ -257,7 +257,7 @@ export class Trainer {
       evalLimit: options.evalLimit ?? 0,
       maxTurns: options.maxTurns ?? 0,
       maxActionTokens: options.maxActionTokens ?? 0,
-      rolloutBatch: options.rolloutBatch ?? 16,
+      rolloutBatch: options.rolloutBatch ?? 0,
       // 2048 (one full-context row): after a round of rollouts has grown and fragmented wasm's
       // 4 GB heap, the shipped 2048-context copy-head base's gradients at 4096 padded tokens ran
       // out of it ("memory access out of bounds"), and at 8192 so did a fresh heap.

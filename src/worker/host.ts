@@ -42,6 +42,8 @@ export interface HostOptions {
   checkpointUrl: string;
   /** Passed to selectBackend (the wasm binaries' URLs in the browser). */
   wasmPaths?: SelectOptions["wasmPaths"];
+  /** Passed to selectBackend: the wasm backend's threads (default: half the logical cores). */
+  wasmThreads?: number;
 }
 
 /** Turns a trajectory into what the page shows (token texts, observations, tests). */
@@ -149,6 +151,7 @@ export class TrainingHost implements TrainingApi {
         this.backend = await selectBackend({
           ...(settings.backend === "auto" ? {} : { force: settings.backend }),
           ...(this.options.wasmPaths ? { wasmPaths: this.options.wasmPaths } : {}),
+          ...(this.options.wasmThreads ? { wasmThreads: this.options.wasmThreads } : {}),
         });
       }
       this.trainer?.dispose();
@@ -201,7 +204,7 @@ export class TrainingHost implements TrainingApi {
       // 0: the rollout's mode decides (40 turns to train, 50 to evaluate).
       maxTurns: settings.turns || (tiny ? TINY_TURNS : 0),
       maxActionTokens: tiny ? 16 : 0,
-      rolloutBatch: 16,
+      rolloutBatch: 0,
       tokenStats: true,
       grammar: settings.grammar === "on",
     });
