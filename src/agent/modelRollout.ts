@@ -1,8 +1,8 @@
 import { createEpisode, type Episode, type Evaluation } from "../env";
 import { Rng } from "../env/rng";
-import type { ModelConfig } from "../model/config";
 import { disposeCache, extendAndGenerate, type RowCache } from "../model/decode";
 import type { GPT } from "../model/gpt";
+import type { TimeSplit } from "../model/timeSplit";
 import { EOA, type Tokenizer } from "../model/tokenizer";
 import type { ActionGrammar } from "./grammar";
 import {
@@ -29,6 +29,8 @@ export interface RolloutOptions {
   maxTurns?: number;
   /** Episodes live (holding a KV cache) at once; the rest wait for the next wave. */
   concurrency?: number;
+  /** Adds the seconds spent decoding and in the world here. */
+  timings?: TimeSplit;
   /** Constrain every action to the action grammar (see ActionGrammar); default: free text. */
   grammar?: ActionGrammar;
   /**
@@ -202,6 +204,7 @@ async function rolloutWave(
             temperature: opts.temperature,
             maxTokens,
             rng,
+            ...(opts.timings ? { timings: opts.timings } : {}),
             ...(opts.grammar
               ? { constraints: chunk.map(() => (opts.grammar as ActionGrammar).start()) }
               : {}),
@@ -215,9 +218,11 @@ async function rolloutWave(
           l.cache = gen.caches[b] as RowCache;
           l.cachedTurns = traj.turns.length;
           const action = gen.tokens[b] as number[];
+          const worldStart = performance.now();
           const text = tok.decode(action.filter((t) => t !== EOA));
           const { observation, done } = episode.step(text);
           traj.turns.push({ action, observation: observationTokens(tok, observation) });
+          if (opts.timings) opts.timings.environment += (performance.now() - worldStart) / 1000;
           traj.logprobs.push(gen.logprobs[b] as number[]);
           traj.actions.push(text);
           traj.observations.push(observation);

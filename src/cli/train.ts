@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { SPLITS, type Split } from "../env";
 import { modelFromCheckpoint, saveCheckpoint } from "../model/checkpoint";
 import { readCheckpointDir, saveCheckpointToDir } from "../model/checkpointFs";
+import { formatTimeSplit } from "../model/timeSplit";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../rl/algorithms";
 import { type EvalResult, evaluatePolicy } from "../rl/evaluate";
 import { Trainer, type TrainerOptions } from "../rl/trainer";
@@ -253,7 +254,7 @@ async function main(): Promise<void> {
       const m = e.metrics;
       appendFileSync(join(out, "metrics.jsonl"), `${JSON.stringify(m)}\n`);
       log(
-        `iter ${m.iteration}: reward ${m.meanReward.toFixed(3)} success ${(100 * m.successRate).toFixed(1)}% filtered ${(100 * m.filteredShare).toFixed(0)}% loss ${m.policyLoss.toFixed(4)} clip ${m.clipFraction.toFixed(3)} kl ${m.approxKl.toExponential(1)} entropy ${m.entropy.toFixed(2)} ${m.seconds.toFixed(0)}s (sample ${m.sampleTokensPerSecond.toFixed(0)} tok/s, train ${m.trainTokensPerSecond.toFixed(0)} tok/s)`,
+        `iter ${m.iteration}: reward ${m.meanReward.toFixed(3)} success ${(100 * m.successRate).toFixed(1)}% filtered ${(100 * m.filteredShare).toFixed(0)}% loss ${m.policyLoss.toFixed(4)} clip ${m.clipFraction.toFixed(3)} kl ${m.approxKl.toExponential(1)} entropy ${m.entropy.toFixed(2)} ${m.seconds.toFixed(0)}s (sample ${m.sampleTokensPerSecond.toFixed(0)} tok/s, train ${m.trainTokensPerSecond.toFixed(0)} tok/s)${m.time ? `; ${formatTimeSplit(m.time)}` : ""}`,
       );
     } else if (e.type === "eval") {
       evals.push(e.result);

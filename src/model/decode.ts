@@ -3,6 +3,7 @@ import type { Rng } from "../env/rng";
 import { paddedLength } from "./buckets";
 import type { ModelConfig } from "./config";
 import type { GPT, LayerKV } from "./gpt";
+import type { TimeSplit } from "./timeSplit";
 import { EOA, PAD } from "./tokenizer";
 
 export interface GenerateOptions {
@@ -19,6 +20,8 @@ export interface GenerateOptions {
    * distribution restricted to the allowed tokens and renormalized; its log-probs are those.
    */
   constraints?: readonly (TokenConstraint | null)[];
+  /** Adds the seconds spent in the prefill and in the decoding steps here. */
+  timings?: TimeSplit;
 }
 
 /** Restricts the tokens a row may sample next (e.g. to the action grammar). */
@@ -200,6 +203,8 @@ export async function extendAndGenerate(
   const { vocabSize: V, context: C, nHeads: H, dModel: d, nLayers: L } = model.config;
   const hd = d / H;
   const stop = opts.stopToken ?? EOA;
+  const started = performance.now();
+  let prefilled = 0;
   const B = rows.length;
   const past = rows.map((r) => r.cache?.length ?? 0);
   const fresh = rows.map((r) => r.tokens.length);
@@ -402,6 +407,7 @@ export async function extendAndGenerate(
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
+      if (step === 0) prefilled = performance.now();
       // Copy head: the mixture of the vocabulary and the pointers to every key so far, in JS.
       const copyValues = scores ? ((await scores.data()) as Float32Array) : null;
       const width = P + N + step; // keys so far
@@ -490,6 +496,11 @@ export async function extendAndGenerate(
     }
   } finally {
     release();
+    if (opts.timings) {
+      const end = performance.now();
+      opts.timings.prefill += ((prefilled || end) - started) / 1000;
+      opts.timings.decode += (end - (prefilled || end)) / 1000;
+    }
   }
   return { tokens, logprobs, caches };
 }

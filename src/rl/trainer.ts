@@ -6,6 +6,7 @@ import { Rng } from "../env/rng";
 import type { GPT } from "../model/gpt";
 import { AdamW, type OptimizerState } from "../model/optim";
 import { type TokenBatch, tokenLogProbs, tokenLogProbsAndEntropy } from "../model/score";
+import { emptyTimeSplit, type TimeSplit, timed } from "../model/timeSplit";
 import type { Tokenizer } from "../model/tokenizer";
 import { ADVANTAGES, histogram, keepMask, leaveOneOut } from "./advantages";
 import { type Algorithm, type AlgorithmOverrides, getAlgorithm } from "./algorithms";
@@ -135,6 +136,8 @@ export interface IterationMetrics {
   trainTokensPerSecond: number;
   rolloutSeconds: number;
   trainSeconds: number;
+  /** Where the iteration's time went (absent in runs recorded before it was measured). */
+  time?: TimeSplit;
   seconds: number;
   memoryBytes: number;
   numTensors: number;
@@ -234,6 +237,8 @@ export class Trainer {
   /** A gate of the iteration in progress let it through on a step (see run). */
   private stepTaken = false;
   private iterating = false;
+  /** The running iteration's time split (its parts add to it). */
+  private time: TimeSplit | undefined;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -411,7 +416,10 @@ export class Trainer {
     this.emit({ type: "iteration-start", iteration: it, tasks });
 
     const ids = tasks.flatMap((id) => Array.from({ length: k }, () => id));
+    const time = emptyTimeSplit();
+    this.time = time;
     const trajectories = await rollout(this.model, this.tokenizer, ids, {
+      timings: time,
       temperature: this.options.temperature,
       seed: Rng.derive(this.options.seed, `rollouts ${it}`).int(0, 2 ** 31 - 1),
       mode: "train",
@@ -524,7 +532,7 @@ export class Trainer {
     )) {
       await nextTask();
       if (this.stopRequested) break;
-      const s = await this.score(mb);
+      const s = await timed(time, "scoring", () => this.score(mb));
       stats.trainTokens += s.scored.packed.B * s.scored.packed.T;
       entropies.push(s.entropy);
       const { packed, old } = s.scored;
@@ -648,6 +656,7 @@ export class Trainer {
       trainTokensPerSecond: stats.trainTokens / Math.max(trainSeconds, 1e-9),
       rolloutSeconds,
       trainSeconds,
+      time,
       seconds: (performance.now() - t0) / 1000,
       memoryBytes: memory.numBytes,
       numTensors: memory.numTensors,
@@ -828,6 +837,7 @@ export class Trainer {
       agentTokens += n;
       const kept: tf.Tensor[] = [];
       const batch = this.batch(packed);
+      const backwardStart = performance.now();
       const { value, grads: g } = tf.variableGrads(() => {
         const mask = tf.tensor2d(packed.mask, [B, T]);
         const r = tokenLogProbs(this.model, batch);
@@ -887,6 +897,7 @@ export class Trainer {
         (kept[1] as tf.Tensor).data(),
       ]);
       tf.dispose([value, ...kept]);
+      if (this.time) this.time.backward += (performance.now() - backwardStart) / 1000;
       const st = statsV as Float32Array;
       loss += algo.objective === "imitation" ? (totalV[0] as number) : (st[0] as number);
       vloss += st[4] ?? 0;
@@ -930,7 +941,9 @@ export class Trainer {
       tf.dispose(Object.values(grads));
       return { ...summary, gradNorm: Number.NaN, applied: false, aborted: false };
     }
-    const r = await this.optimizer.apply(grads, vars);
+    const r = await timed(this.time, "optimizer", () =>
+      this.optimizer.apply(grads as tf.NamedTensorMap, vars),
+    );
     return { ...summary, gradNorm: r.gradNorm, applied: r.applied, aborted: false };
   }
 
