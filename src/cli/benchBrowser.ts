@@ -9,17 +9,23 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "@playwright/test";
 import { preview } from "vite";
+import type { ModelConfig } from "../model/config";
 import type { BrowserBenchResults } from "../ui/bench/main";
 import { CHROMIUM_LAUNCH } from "./chromium";
 
 export type { BrowserBenchResults, BrowserBenchRow } from "../ui/bench/main";
 
 export interface BrowserBenchOptions {
+  /** The model: a whole config (passed as JSON), or a preset and vocabulary. */
+  config?: ModelConfig;
   preset: string;
   vocab: number;
   batch: number;
+  wave: number;
   context: number;
   newTokens: number;
+  trainTokens: number;
+  agentShare: number;
   reps: number;
   backends: string[];
   /** Where bench.html is served (a server already running); otherwise dist/ is served here. */
@@ -74,9 +80,13 @@ export async function runBrowserBench(o: BrowserBenchOptions): Promise<BrowserBe
     const q = new URLSearchParams({
       preset: o.preset,
       vocab: String(o.vocab),
+      ...(o.config ? { config: JSON.stringify(o.config) } : {}),
       batch: String(o.batch),
+      wave: String(o.wave),
       context: String(o.context),
       new: String(o.newTokens),
+      trainTokens: String(o.trainTokens),
+      agentShare: String(o.agentShare),
       reps: String(o.reps),
       backends: o.backends.join(","),
     });
