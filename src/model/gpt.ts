@@ -497,13 +497,30 @@ export class GPT {
       // s_tj += 30 [(h_t W_c) . E_c[x_{j+1}] + b[x_{j+1}]]: the score sees the token the pointer would copy
       // (ModelConfig.copyTarget). Every key that counts has its next token in `next` (j < t).
       const r = COPY_TARGET_DIM;
-      const copied = next.reshape([B * S]) as tf.Tensor1D;
-      const qc = mm(query, this.w("copy.wc") as tf.Tensor2D).reshape([B, Q, r]);
-      const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, copied, V).reshape([B, S, r]);
-      const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, copied, V).reshape([B, 1, S]);
-      scores = scores.add(
-        tf.matMul(qc, kc, false, true).add(bias).mul(COPY_TARGET_SCALE),
-      ) as tf.Tensor3D;
+      const qc = mm(query, this.w("copy.wc") as tf.Tensor2D); // [B * Q, r]
+      if (Q === 1) {
+        // One query per row (decoding): its term for every token, [B, V], then read at each key's
+        // next token (a scalar gather, not a [B * S, r] one of embedding rows).
+        const perToken = mmT(qc, this.w("copy.tok") as tf.Tensor2D).add(
+          this.w("copy.bias").reshape([1, V]),
+        );
+        const offsets = tf
+          .range(0, B * V, V, "int32")
+          .reshape([B, 1])
+          .tile([1, S]);
+        const term = tf.gather(perToken.reshape([B * V]), next.add(offsets).reshape([B * S]));
+        scores = scores.add(term.reshape([B, 1, S]).mul(COPY_TARGET_SCALE)) as tf.Tensor3D;
+      } else {
+        const copied = next.reshape([B * S]) as tf.Tensor1D;
+        const kc = this.embed(this.w("copy.tok") as tf.Tensor2D, copied, V).reshape([B, S, r]);
+        const bias = this.embed(this.w("copy.bias") as tf.Tensor2D, copied, V).reshape([B, 1, S]);
+        scores = scores.add(
+          tf
+            .matMul(qc.reshape([B, Q, r]), kc, false, true)
+            .add(bias)
+            .mul(COPY_TARGET_SCALE),
+        ) as tf.Tensor3D;
+      }
     }
     // What each pointer writes: the token after its key, or its ModelConfig.copyEmit mapping.
     const writes = this.copyEmitTable
@@ -585,7 +602,10 @@ export class GPT {
     // row b's entries at b * (S + 1): tfjs wasm's gather with batchDims reads other rows'
     // entries (tfjs #8658), which sampled from a wrong distribution on wasm.
     const padded = tf.concat([tf.zeros([B, 1]), a], 1).reshape([B * (S + 1)]);
-    const rowOffset = tf.range(0, B * (S + 1), S + 1, "int32").reshape([B, 1]);
+    const rowOffset = tf
+      .range(0, B * (S + 1), S + 1, "int32")
+      .reshape([B, 1])
+      .tile([1, S]);
     const prior = tf
       .gather(padded, prevKey.add(rowOffset).add(tf.scalar(1, "int32")))
       .reshape([B, 1, S]) as tf.Tensor3D;
