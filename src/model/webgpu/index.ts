@@ -1,0 +1,121 @@
+/**
+ * Custom WebGPU kernels for the model, registered with tfjs, and the functions callers use: on the
+ * webgpu backend they run the kernels, on any other backend the reference implementations (plain
+ * tfjs ops, same signatures, exported too).
+ *
+ *   registerWebGpuKernels();              // idempotent; the functions below also call it
+ *   const o = fusedAttention(q, k, v, { keyMask });   // differentiable (tf.grads, variableGrads)
+ *   const o1 = decodeAttention(q1, kCache, vCache, keyMask, { length });
+ *   const next = writeKV(cache, kv, position); cache.dispose(); cache = next;
+ *   const h = layerNorm(x, g, b);  const m = matMulBiasGelu(h, w1, b1);   // differentiable
+ */
+import * as tf from "@tensorflow/tfjs";
+import {
+  type AttentionOptions,
+  attentionGradConfigs,
+  attentionKernelConfigs,
+  referenceAttention,
+  runFusedAttention,
+} from "./attention";
+import {
+  geluGradConfigs,
+  geluKernelConfigs,
+  referenceMatMulBiasGelu,
+  runMatMulBiasGelu,
+} from "./gelu";
+import {
+  type DecodeOptions,
+  kvCacheKernelConfigs,
+  referenceDecodeAttention,
+  referenceWriteKV,
+  runDecodeAttention,
+  runWriteKV,
+} from "./kvcache";
+import {
+  layerNormGradConfigs,
+  layerNormKernelConfigs,
+  referenceLayerNorm,
+  runLayerNorm,
+} from "./layernorm";
+
+export type { AttentionOptions, DecodeOptions };
+export {
+  referenceAttention,
+  referenceDecodeAttention,
+  referenceLayerNorm,
+  referenceMatMulBiasGelu,
+  referenceWriteKV,
+};
+
+let registered = false;
+
+/** Registers every kernel of this folder for 'webgpu', and their gradients (idempotent). */
+export function registerWebGpuKernels(): void {
+  if (registered) return;
+  for (const config of [
+    ...attentionKernelConfigs(),
+    ...kvCacheKernelConfigs(),
+    ...layerNormKernelConfigs(),
+    ...geluKernelConfigs(),
+  ])
+    if (!tf.getKernel(config.kernelName, config.backendName)) tf.registerKernel(config);
+  for (const config of [...attentionGradConfigs(), ...layerNormGradConfigs(), ...geluGradConfigs()])
+    if (!tf.getGradient(config.kernelName)) tf.registerGradient(config);
+  registered = true;
+}
+
+function onWebGpu(): boolean {
+  if (tf.getBackend() !== "webgpu") return false;
+  registerWebGpuKernels();
+  return true;
+}
+
+/**
+ * Causal multi-head attention: q [B*H, T, hd], k, v [B*H, S, hd] (S >= T, query i at key position
+ * S - T + i), optional keyMask [B, S] -> [B*H, T, hd]. Fused FlashAttention kernels on webgpu.
+ */
+export function fusedAttention(
+  q: tf.Tensor3D,
+  k: tf.Tensor3D,
+  v: tf.Tensor3D,
+  opts: AttentionOptions = {},
+): tf.Tensor3D {
+  return onWebGpu() ? runFusedAttention(q, k, v, opts) : referenceAttention(q, k, v, opts);
+}
+
+/** One query per row against a pre-sized KV cache [B*H, Smax, hd] with keyMask [B, Smax]. */
+export function decodeAttention(
+  q: tf.Tensor3D,
+  kCache: tf.Tensor3D,
+  vCache: tf.Tensor3D,
+  keyMask: tf.Tensor2D,
+  opts: DecodeOptions = {},
+): tf.Tensor3D {
+  return onWebGpu()
+    ? runDecodeAttention(q, kCache, vCache, keyMask, opts)
+    : referenceDecodeAttention(q, kCache, vCache, keyMask, opts);
+}
+
+/**
+ * The cache [B*H, Smax, hd] with rows position..position+n-1 set to kv [B*H, n, hd]. On webgpu the
+ * write happens in place and the result aliases the input (kvcache.ts); elsewhere it is a new
+ * tensor. Either way: dispose the input and keep the result.
+ */
+export function writeKV(cache: tf.Tensor3D, kv: tf.Tensor3D, position: number): tf.Tensor3D {
+  return onWebGpu() ? runWriteKV(cache, kv, position) : referenceWriteKV(cache, kv, position);
+}
+
+/** Layer norm over the last axis of x [N, d]: (x - mean) / sqrt(var + eps) * g + b. */
+export function layerNorm(
+  x: tf.Tensor2D,
+  gamma: tf.Tensor1D,
+  beta: tf.Tensor1D,
+  eps = 1e-5,
+): tf.Tensor2D {
+  return onWebGpu() ? runLayerNorm(x, gamma, beta, eps) : referenceLayerNorm(x, gamma, beta, eps);
+}
+
+/** GELU(x W + b), tanh approximation: x [N, K], w [K, M], b [M] -> [N, M]. */
+export function matMulBiasGelu(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
+  return onWebGpu() ? runMatMulBiasGelu(x, w, b) : referenceMatMulBiasGelu(x, w, b);
+}
