@@ -13,6 +13,12 @@ describe("selectBackend", () => {
     expect(tf.getBackend()).toBe("wasm");
     expect(info.attempts.map((a) => a.name)).toEqual(["webgpu", "webgl", "wasm"]);
     expect(info.attempts[0]?.error).toMatch(/WebGPU not supported/);
+    // tfjs runs wasm single-threaded in Node, whatever is asked.
+    expect(info.threads).toEqual({ count: 1, reason: "Node: tfjs runs wasm single-threaded" });
+    expect((await selectBackend({ force: "cpu" })).threads).toEqual({
+      count: 1,
+      reason: "not the wasm backend",
+    });
   });
 
   it("can be forced, and a forced backend that cannot start is a clear error", async () => {

@@ -1,6 +1,12 @@
 import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
-import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
+import { getThreadsCount, setThreadsCount, setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
+import {
+  planWasmThreads,
+  threadsRuntime,
+  type WasmThreads,
+  wasmThreadsAfterInit,
+} from "./wasmThreads";
 
 export type BackendName = "webgpu" | "webgl" | "wasm" | "cpu";
 export const BACKEND_ORDER: BackendName[] = ["webgpu", "webgl", "wasm", "cpu"];
@@ -20,6 +26,11 @@ export interface BackendInfo {
   attempts: BackendAttempt[];
   /** The software WebGPU adapter passed over for a faster CPU backend, if any. */
   softwareGpu?: string;
+  /**
+   * The wasm backend's threads (getThreadsCount() once started), or one and why: e.g. the page is
+   * not cross-origin isolated (no SharedArrayBuffer), Node, or not the wasm backend.
+   */
+  threads?: WasmThreads;
 }
 
 export interface SelectOptions {
@@ -41,6 +52,12 @@ export interface SelectOptions {
    * (GPUBufferUsage, GPUMapMode, ...) go on globalThis too.
    */
   webgpuProvider?: () => Promise<WebGpuProvider>;
+  /**
+   * Threads for the wasm backend (browser, cross-origin isolated page only), capped as tfjs-wasm
+   * caps them: at most 8 and half the logical cores (also the default). Read once, when the wasm
+   * backend first starts.
+   */
+  wasmThreads?: number;
 }
 
 /** A WebGPU entry point and the constants the spec puts on the global object. */
@@ -105,6 +122,16 @@ export function isSoftwareAdapter(
   );
 }
 
+/** Whether tfjs loaded the threaded wasm binary (it needs both SIMD and threads). */
+async function wasmThreadedBinary(): Promise<boolean> {
+  const env = tf.env();
+  const [simd, threads] = await Promise.all([
+    env.getAsync("WASM_HAS_SIMD_SUPPORT"),
+    env.getAsync("WASM_HAS_MULTITHREAD_SUPPORT"),
+  ]);
+  return simd === true && threads === true;
+}
+
 /**
  * Chooses the fastest backend that works, in the order webgpu, webgl, wasm, cpu (or the forced
  * one), and reports the choice and why the others were passed over. A software WebGPU adapter
@@ -128,6 +155,12 @@ export async function selectBackend(options: SelectOptions = {}): Promise<Backen
           `the adapter (${probe.adapter}) is a software fallback, slower than wasm on this CPU`,
         );
       }
+      const plan =
+        name === "wasm"
+          ? planWasmThreads(threadsRuntime(tf.env().getBool("IS_NODE")), options.wasmThreads)
+          : undefined;
+      // Read by tfjs only when the wasm backend first starts (setBackend below).
+      if (plan) setThreadsCount(plan.count);
       if (!(await tf.setBackend(name))) throw new Error(`tfjs could not initialise ${name}`);
       await tf.ready();
       attempts.push({ name, ok: true });
@@ -136,6 +169,9 @@ export async function selectBackend(options: SelectOptions = {}): Promise<Backen
         ...(adapter ? { adapter } : {}),
         ...(softwareGpu ? { softwareGpu } : {}),
         attempts,
+        threads: plan
+          ? wasmThreadsAfterInit(plan, getThreadsCount(), await wasmThreadedBinary())
+          : { count: 1, reason: "not the wasm backend" },
       };
     } catch (e) {
       attempts.push({ name, ok: false, error: (e as Error).message });

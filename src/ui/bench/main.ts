@@ -1,7 +1,11 @@
 /**
  * The browser bench page (bench.html): measures the model on each tfjs backend in turn, in this
  * browser, with options from the query string:
- *   bench.html?preset=small&vocab=1200&batch=4&context=128&new=8&reps=1&backends=webgpu,webgl,wasm,cpu
+ *   bench.html?preset=small&vocab=1200&batch=4&wave=8&context=128&new=8&trainTokens=256
+ *     &agentShare=0.12&reps=1&backends=webgpu,webgl,wasm,cpu  (or &config=<a ModelConfig as JSON>)
+ * and &threads=N: the wasm backend's threads (default and cap: half the logical cores, at most 8;
+ * more than one needs the page cross-origin isolated, as vite.config.ts serves it). The wasm
+ * backend reads it once, when it starts: compare thread counts across page loads.
  * Progress goes to the page and the console ("[bench] ..."); the results go to
  * window.__benchResults and, as JSON, into the element with data-testid="bench-results".
  */
@@ -11,7 +15,14 @@ import wasmSimd from "@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.
 import wasmThreadedSimd from "@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url";
 import { type BackendName, selectBackend } from "../../model/backend";
 import { type BenchOptions, type BenchResult, benchModel } from "../../model/bench";
-import { type ModelConfig, PRESETS, type PresetName, presetConfig } from "../../model/config";
+import {
+  type ModelConfig,
+  PRESETS,
+  type PresetName,
+  presetConfig,
+  validateConfig,
+} from "../../model/config";
+import { describeThreads, threadsFromQuery, type WasmThreads } from "../../model/wasmThreads";
 
 /** One backend measured in the browser, with what it ran on. */
 export interface BrowserBenchRow extends BenchResult {
@@ -54,7 +65,11 @@ function progress(line: string): void {
   if (progressEl) progressEl.textContent += `${stamped}\n`;
 }
 
-function backendDetail(name: BackendName, adapter?: string): string | undefined {
+function backendDetail(
+  name: BackendName,
+  adapter?: string,
+  threads?: WasmThreads,
+): string | undefined {
   const env = tf.env();
   const flag = (f: string) => {
     try {
@@ -66,7 +81,9 @@ function backendDetail(name: BackendName, adapter?: string): string | undefined 
   if (name === "webgpu") return adapter;
   if (name === "webgl") return `WebGL ${flag("WEBGL_VERSION")}`;
   if (name === "wasm")
-    return `simd ${flag("WASM_HAS_SIMD_SUPPORT")}, threads ${flag("WASM_HAS_MULTITHREAD_SUPPORT")}`;
+    return `simd ${flag("WASM_HAS_SIMD_SUPPORT")}, threads ${flag("WASM_HAS_MULTITHREAD_SUPPORT")}${
+      threads ? `, ${describeThreads(threads)}` : ""
+    }`;
   return undefined;
 }
 
@@ -82,13 +99,23 @@ async function run(): Promise<BrowserBenchResults> {
   const preset = (q.get("preset") ?? "small") as PresetName;
   if (!(preset in PRESETS))
     throw new Error(`?preset must be one of ${Object.keys(PRESETS).join(", ")}`);
-  const config = presetConfig(preset, num(q, "vocab", 1200));
+  // ?config=<JSON>: a whole model config (npm run bench passes the shipped base's).
+  const rawConfig = q.get("config");
+  const config = rawConfig
+    ? validateConfig(JSON.parse(rawConfig) as ModelConfig)
+    : presetConfig(preset, num(q, "vocab", 1200));
+  const share = Number(q.get("agentShare") ?? 0.12);
+  if (!(share > 0 && share <= 1)) throw new Error("?agentShare must be in (0, 1]");
   const opts: BenchOptions = {
     batch: num(q, "batch", 4),
+    wave: num(q, "wave", 8),
     contextTokens: num(q, "context", 128),
     newTokens: num(q, "new", 8),
+    trainTokens: num(q, "trainTokens", 256),
+    agentShare: share,
     reps: num(q, "reps", 1),
   };
+  const wasmThreads = threadsFromQuery(location.search);
   const backends = (q.get("backends") ?? "webgpu,webgl,wasm,cpu")
     .split(",")
     .filter(Boolean) as BackendName[];
@@ -107,21 +134,25 @@ async function run(): Promise<BrowserBenchResults> {
     const start = performance.now();
     let info: Awaited<ReturnType<typeof selectBackend>>;
     try {
-      info = await selectBackend({ force: name, wasmPaths: WASM_PATHS });
+      info = await selectBackend({
+        force: name,
+        wasmPaths: WASM_PATHS,
+        ...(wasmThreads ? { wasmThreads } : {}),
+      });
     } catch (e) {
       const reason = (e as Error).message;
       progress(`${name}: unavailable (${reason})`);
       out.unavailable.push({ backend: name, reason });
       continue;
     }
-    const detail = backendDetail(name, info.adapter);
+    const detail = backendDetail(name, info.adapter, info.threads);
     progress(`${name}: started${detail ? ` (${detail})` : ""}; measuring...`);
     try {
       const r = await benchModel(config, opts);
       const seconds = (performance.now() - start) / 1000;
       out.results.push({ ...r, ...(detail ? { detail } : {}), seconds });
       progress(
-        `${name}: done in ${seconds.toFixed(1)}s: decode+KV ${r.decodeCachedTokensPerSecond.toFixed(0)} tok/s, train ${r.trainTokensPerSecond.toFixed(0)} tok/s`,
+        `${name}: done in ${seconds.toFixed(1)}s: decode ${r.decodeTokensPerSecond.toFixed(0)} tok/s, train ${r.trainTokensPerSecond.toFixed(0)} tok/s`,
       );
     } catch (e) {
       const reason = `failed while measuring: ${(e as Error).message}`;
@@ -146,7 +177,15 @@ run()
       userAgent: navigator.userAgent,
       preset: "small",
       config: presetConfig("small", 1),
-      opts: { batch: 0, contextTokens: 0, newTokens: 0, reps: 0 },
+      opts: {
+        batch: 0,
+        wave: 0,
+        contextTokens: 0,
+        newTokens: 0,
+        trainTokens: 0,
+        agentShare: 0,
+        reps: 0,
+      },
       results: [],
       unavailable: [],
       error: e.message,

@@ -1,8 +1,9 @@
+import { describeThreads } from "../../model/wasmThreads";
 import { CPU_DEMO, type Settings } from "../../worker/protocol";
 import { applySettings, startNewRun } from "./session";
 import { useTrain } from "./store";
 
-/** Which backend trains, on which adapter; a selector to force another. */
+/** Which backend trains, on which adapter or wasm threads; a selector to force another. */
 export function BackendBadge() {
   const backend = useTrain((s) => s.backend);
   const settings = useTrain((s) => s.settings);
@@ -17,14 +18,22 @@ export function BackendBadge() {
     backend.info.name !== "webgpu" &&
     backend.info.name !== "webgl" &&
     backend.preset === "base";
+  const threads = backend?.info.name === "wasm" ? backend.info.threads : undefined;
   const inDemo = (Object.keys(CPU_DEMO) as (keyof Settings)[]).every(
     (k) => settings[k] === CPU_DEMO[k],
   );
   return (
     <div className="backend">
-      <span className="badge" data-testid="backend" data-backend={backend?.info.name ?? ""}>
+      <span
+        className="badge"
+        data-testid="backend"
+        data-backend={backend?.info.name ?? ""}
+        data-threads={threads?.count ?? ""}
+      >
         {backend
-          ? `${backend.info.name}${backend.info.adapter ? ` · ${backend.info.adapter}` : ""}`
+          ? `${backend.info.name}${backend.info.adapter ? ` · ${backend.info.adapter}` : ""}${
+              threads ? ` · ${describeThreads(threads)}` : ""
+            }`
           : "starting…"}
       </span>
       {backend ? (
