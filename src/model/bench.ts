@@ -7,6 +7,7 @@ import { GPT } from "./gpt";
 import { AdamW } from "./optim";
 import { tokenLogProbs } from "./score";
 import { emptyTimeSplit } from "./timeSplit";
+import { fusedKernelsActive, setFusedKernels } from "./webgpu";
 
 export interface BenchOptions {
   /** Rows of the small decoding batch. */
@@ -44,6 +45,9 @@ export interface BenchResult {
   /** Kernels (dispatches on a GPU) per decoding step of the batch, and per training micro-batch. */
   kernelsPerDecodeStep: number;
   kernelsPerTrainStep: number;
+  /** On webgpu: the same counts with the fused kernels off (stock tfjs ops), for comparison. */
+  stockKernelsPerDecodeStep?: number;
+  stockKernelsPerTrainStep?: number;
 }
 
 async function timed(reps: number, fn: () => Promise<void>): Promise<number> {
@@ -148,7 +152,7 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
     rng,
     1,
   );
-  const kernelsPerDecodeStep =
+  const decodeKernels = async () =>
     ((await kernelsOf(async () => {
       await generate(model, randomRows(opts.batch, 64), {
         temperature: 1,
@@ -168,6 +172,7 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
         return tf.scalar(0);
       }))) /
     2;
+  const kernelsPerDecodeStep = await decodeKernels();
 
   // One micro-batch row: scored at every agent position (a share of them), trained on them.
   const T = opts.trainTokens;
@@ -197,10 +202,22 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
   const train = await timed(opts.reps, async () => {
     await trainStep();
   });
-  const kernelsPerTrainStep = await kernelsOf(async () => {
-    await trainStep();
-    return tf.scalar(0);
-  });
+  const trainKernels = () =>
+    kernelsOf(async () => {
+      await trainStep();
+      return tf.scalar(0);
+    });
+  const kernelsPerTrainStep = await trainKernels();
+  const stock: Partial<BenchResult> = {};
+  if (fusedKernelsActive()) {
+    setFusedKernels(false);
+    try {
+      stock.stockKernelsPerDecodeStep = await decodeKernels();
+      stock.stockKernelsPerTrainStep = await trainKernels();
+    } finally {
+      setFusedKernels(true);
+    }
+  }
   optimizer.dispose();
   mask.dispose();
   const params = model.paramCount();
@@ -221,5 +238,6 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
     trainFraction: fraction(trainFlops(config, T, wanted) / train / 1e9),
     kernelsPerDecodeStep,
     kernelsPerTrainStep,
+    ...stock,
   };
 }

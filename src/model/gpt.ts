@@ -2,6 +2,13 @@ import * as tf from "@tensorflow/tfjs";
 import { Rng } from "../env/rng";
 import { COPY_TARGET_DIM, type ModelConfig, validateConfig } from "./config";
 import { explicitTransposes, gatherRows, mm, mmT } from "./ops";
+import {
+  decodeAttention,
+  fusedAttention,
+  fusedKernelsActive,
+  layerNorm as fusedLayerNorm,
+  matMulBiasGelu,
+} from "./webgpu";
 
 export { gatherRows } from "./ops";
 
@@ -311,6 +318,8 @@ export class GPT {
   }
 
   private layerNorm(x: tf.Tensor2D, g: string, b: string): tf.Tensor2D {
+    if (fusedKernelsActive())
+      return fusedLayerNorm(x, this.w(g) as tf.Tensor1D, this.w(b) as tf.Tensor1D);
     const { mean, variance } = tf.moments(x, -1, true);
     return x.sub(mean).div(variance.add(1e-5).sqrt()).mul(this.w(g)).add(this.w(b));
   }
@@ -349,13 +358,17 @@ export class GPT {
     // than a few queries; one batched 4-D product otherwise (decoding's single query: few flops,
     // few kernels).
     const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES;
+    // On webgpu, fused kernels (src/model/webgpu): FlashAttention for a call's queries, one
+    // dispatch per layer for a decoding step.
+    const fused = fusedKernelsActive();
     const keyBias = opts.keyMask ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
     // Additive attention bias: causal (key s <= past + query i), and key padding.
-    const bias4 = perHead
-      ? null
-      : causalBias(T, S, pastLen, 0)
-          .reshape([1, 1, T, S])
-          .add(keyBias ? keyBias.reshape([B, 1, 1, S]) : tf.scalar(0));
+    const bias4 =
+      perHead || fused
+        ? null
+        : causalBias(T, S, pastLen, 0)
+            .reshape([1, 1, T, S])
+            .add(keyBias ? keyBias.reshape([B, 1, 1, S]) : tf.scalar(0));
     const blocks: { from: number; size: number; keys: number; bias: tf.Tensor2D }[] = [];
     if (perHead)
       for (let from = 0; from < T; from += ATTENTION_BLOCK) {
@@ -373,7 +386,26 @@ export class GPT {
       ) as tf.Tensor2D;
       const past = opts.past?.[i];
       let merged: tf.Tensor2D;
-      if (perHead) {
+      if (fused) {
+        const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+        let kh = heads(k);
+        let vh = heads(v);
+        if (past) {
+          kh = tf.concat([past.k, kh], 2);
+          vh = tf.concat([past.v, vh], 2);
+        }
+        if (opts.returnKV) kvOut.push({ k: kh, v: vh });
+        const flat = (t: tf.Tensor4D) => t.reshape([B * H, t.shape[2], hd]) as tf.Tensor3D;
+        const mask = opts.keyMask ?? (tf.ones([B, S]) as tf.Tensor2D);
+        const att =
+          T === 1
+            ? decodeAttention(flat(heads(q)), flat(kh), flat(vh), mask)
+            : fusedAttention(flat(heads(q)), flat(kh), flat(vh), { keyMask: mask });
+        merged = att
+          .reshape([B, H, T, hd])
+          .transpose([0, 2, 1, 3])
+          .reshape([B * T, d]);
+      } else if (perHead) {
         // softmax(q k^T / sqrt(hd) + bias) v for each row b, head h and block of queries.
         const rows: tf.Tensor2D[] = [];
         for (let b = 0; b < B; b++) {
@@ -433,9 +465,9 @@ export class GPT {
         mm(merged, this.w(`h${i}.attn.wo`) as tf.Tensor2D).add(this.w(`h${i}.attn.bo`)),
       ) as tf.Tensor2D;
       const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
-      const mlp = this.gelu(
-        mm(h2, this.w(`h${i}.mlp.w1`) as tf.Tensor2D).add(this.w(`h${i}.mlp.b1`)) as tf.Tensor2D,
-      );
+      const w1 = this.w(`h${i}.mlp.w1`) as tf.Tensor2D;
+      const b1 = this.w(`h${i}.mlp.b1`) as tf.Tensor1D;
+      const mlp = fused ? matMulBiasGelu(h2, w1, b1) : this.gelu(mm(h2, w1).add(b1) as tf.Tensor2D);
       x = x.add(
         mm(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D).add(this.w(`h${i}.mlp.b2`)),
       ) as tf.Tensor2D;

@@ -64,8 +64,20 @@ export function registerWebGpuKernels(): void {
   registered = true;
 }
 
+let enabled = true;
+
+/** Turns the fused kernels on or off (off: the reference ops on webgpu too, e.g. to compare). */
+export function setFusedKernels(on: boolean): void {
+  enabled = on;
+}
+
+/** Whether the model runs its fused kernels: on the webgpu backend, unless turned off. */
+export function fusedKernelsActive(): boolean {
+  return enabled && tf.getBackend() === "webgpu";
+}
+
 function onWebGpu(): boolean {
-  if (tf.getBackend() !== "webgpu") return false;
+  if (!fusedKernelsActive()) return false;
   registerWebGpuKernels();
   return true;
 }
