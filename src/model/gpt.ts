@@ -381,12 +381,74 @@ export class GPT {
       t.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
     for (let i = 0; i < L; i++) {
       const h = this.layerNorm(x, `h${i}.ln1.g`, `h${i}.ln1.b`);
-      const qkv = mm(h, this.w(`h${i}.attn.wqkv`) as tf.Tensor2D).add(
-        this.w(`h${i}.attn.bqkv`),
-      ) as tf.Tensor2D;
+      const wqkv = this.w(`h${i}.attn.wqkv`) as tf.Tensor2D;
+      const bqkv = this.w(`h${i}.attn.bqkv`) as tf.Tensor1D;
+      const wo = this.w(`h${i}.attn.wo`) as tf.Tensor2D;
+      // Per head on wasm: its own columns of W_qkv and rows of W_o (small weight slices), so no
+      // activation is ever sliced by column or concatenated.
+      const qkv = perHead ? null : (mm(h, wqkv).add(bqkv) as tf.Tensor2D);
       const past = opts.past?.[i];
-      let merged: tf.Tensor2D;
-      if (fused) {
+      let merged: tf.Tensor2D | null = null;
+      let projected: tf.Tensor2D | null = null;
+      if (!qkv) {
+        const proj = (which: number, j: number, rows: tf.Tensor2D) =>
+          mm(rows, wqkv.slice([0, which * d + j * hd], [d, hd]) as tf.Tensor2D).add(
+            bqkv.slice([which * d + j * hd], [hd]),
+          ) as tf.Tensor2D;
+        const rowsOut: tf.Tensor2D[] = [];
+        const newK: tf.Tensor2D[][] = [];
+        const newV: tf.Tensor2D[][] = [];
+        for (let b = 0; b < B; b++) {
+          const hRow = B === 1 ? h : (h.slice([b * T, 0], [T, d]) as tf.Tensor2D);
+          let sum: tf.Tensor2D | null = null;
+          newK.push([]);
+          newV.push([]);
+          for (let j = 0; j < H; j++) {
+            const q = proj(0, j, hRow);
+            let k = proj(1, j, hRow);
+            let v = proj(2, j, hRow);
+            newK[b]?.push(k);
+            newV[b]?.push(v);
+            if (past) {
+              const cached = (t: tf.Tensor4D) =>
+                t.slice([b, j, 0, 0], [1, 1, pastLen, hd]).reshape([pastLen, hd]) as tf.Tensor2D;
+              k = tf.concat([cached(past.k), k], 0);
+              v = tf.concat([cached(past.v), v], 0);
+            }
+            // softmax(q k^T / sqrt(hd) + bias) v for each block of queries, then through W_o's rows.
+            const parts = blocks.map((blk) => {
+              const qb =
+                blk.size === T ? q : (q.slice([blk.from, 0], [blk.size, hd]) as tf.Tensor2D);
+              const kb = blk.keys === S ? k : (k.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
+              const vb = blk.keys === S ? v : (v.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
+              let bias: tf.Tensor2D = blk.bias;
+              if (keyBias) bias = bias.add(keyBias.slice([b, 0], [1, blk.keys]));
+              const p = tf.softmax(
+                mmT(qb, kb)
+                  .mul(1 / Math.sqrt(hd))
+                  .add(bias),
+              ) as tf.Tensor2D;
+              return mm(p, vb);
+            });
+            const o = parts.length === 1 ? (parts[0] as tf.Tensor2D) : tf.concat(parts, 0);
+            const out = mm(o, wo.slice([j * hd, 0], [hd, d]) as tf.Tensor2D);
+            sum = sum ? (sum.add(out) as tf.Tensor2D) : out;
+          }
+          rowsOut.push(sum as tf.Tensor2D);
+        }
+        projected = B === 1 ? (rowsOut[0] as tf.Tensor2D) : tf.concat(rowsOut, 0);
+        if (opts.returnKV) {
+          // The cache's layout, [B, heads, keys, headDim]: each row's heads stacked.
+          const stacked = (parts: tf.Tensor2D[][]) =>
+            tf.stack(parts.map((row) => tf.stack(row))) as tf.Tensor4D;
+          const k4 = stacked(newK);
+          const v4 = stacked(newV);
+          kvOut.push({
+            k: past ? tf.concat([past.k, k4], 2) : k4,
+            v: past ? tf.concat([past.v, v4], 2) : v4,
+          });
+        }
+      } else if (fused) {
         const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
         let kh = heads(k);
         let vh = heads(v);
@@ -405,46 +467,6 @@ export class GPT {
           .reshape([B, H, T, hd])
           .transpose([0, 2, 1, 3])
           .reshape([B * T, d]);
-      } else if (perHead) {
-        // softmax(q k^T / sqrt(hd) + bias) v for each row b, head h and block of queries.
-        const rows: tf.Tensor2D[] = [];
-        for (let b = 0; b < B; b++) {
-          const rowQkv = B === 1 ? qkv : (qkv.slice([b * T, 0], [T, 3 * d]) as tf.Tensor2D);
-          const outs: tf.Tensor2D[] = [];
-          for (let j = 0; j < H; j++) {
-            let k = rowQkv.slice([0, d + j * hd], [T, hd]) as tf.Tensor2D;
-            let v = rowQkv.slice([0, 2 * d + j * hd], [T, hd]) as tf.Tensor2D;
-            if (past) {
-              const cached = (t: tf.Tensor4D) =>
-                t.slice([b, j, 0, 0], [1, 1, pastLen, hd]).reshape([pastLen, hd]) as tf.Tensor2D;
-              k = tf.concat([cached(past.k), k], 0);
-              v = tf.concat([cached(past.v), v], 0);
-            }
-            const parts = blocks.map((blk) => {
-              const q = rowQkv.slice([blk.from, j * hd], [blk.size, hd]) as tf.Tensor2D;
-              const kb = blk.keys === S ? k : (k.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
-              const vb = blk.keys === S ? v : (v.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
-              let bias: tf.Tensor2D = blk.bias;
-              if (keyBias) bias = bias.add(keyBias.slice([b, 0], [1, blk.keys]));
-              const p = tf.softmax(
-                mmT(q, kb)
-                  .mul(1 / Math.sqrt(hd))
-                  .add(bias),
-              ) as tf.Tensor2D;
-              return mm(p, vb);
-            });
-            outs.push(parts.length === 1 ? (parts[0] as tf.Tensor2D) : tf.concat(parts, 0));
-          }
-          rows.push(H === 1 ? (outs[0] as tf.Tensor2D) : tf.concat(outs, 1));
-        }
-        merged = B === 1 ? (rows[0] as tf.Tensor2D) : tf.concat(rows, 0);
-        if (opts.returnKV) {
-          const [, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-          kvOut.push({
-            k: past ? tf.concat([past.k, heads(k)], 2) : heads(k),
-            v: past ? tf.concat([past.v, heads(v)], 2) : heads(v),
-          });
-        }
       } else {
         const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
         let kh = heads(k);
@@ -462,7 +484,7 @@ export class GPT {
         merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
       }
       x = x.add(
-        mm(merged, this.w(`h${i}.attn.wo`) as tf.Tensor2D).add(this.w(`h${i}.attn.bo`)),
+        (projected ?? mm(merged as tf.Tensor2D, wo)).add(this.w(`h${i}.attn.bo`)),
       ) as tf.Tensor2D;
       const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
       const w1 = this.w(`h${i}.mlp.w1`) as tf.Tensor2D;

@@ -12,31 +12,64 @@ export function explicitTransposes(): boolean {
   return tf.getBackend() === "wasm";
 }
 
-type Grad2 = (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
+/** x [.., M, K] with its last two axes swapped (an explicit transpose). */
+function swapLast(x: tf.Tensor): tf.Tensor {
+  const perm = x.shape.map((_, i) => i);
+  const n = perm.length;
+  [perm[n - 2], perm[n - 1]] = [perm[n - 1] as number, perm[n - 2] as number];
+  return tf.transpose(x, perm);
+}
 
-// C = A B; dA = dC B^T, dB = A^T dC, each a plain product of an explicitly transposed operand.
-const plainMatMul = tf.customGrad(((a: tf.Tensor2D, b: tf.Tensor2D, save: tf.GradSaveFunc) => {
-  save([a, b]);
-  return {
-    value: tf.matMul(a, b),
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [sa, sb] = saved as [tf.Tensor2D, tf.Tensor2D];
-      return [
-        tf.matMul(dy as tf.Tensor2D, tf.transpose(sb)),
-        tf.matMul(tf.transpose(sa), dy as tf.Tensor2D),
-      ];
+/** tf.matMul, with each transposed operand transposed explicitly first on such backends. */
+function product(a: tf.Tensor, b: tf.Tensor, transposeA: boolean, transposeB: boolean): tf.Tensor {
+  const single = (x: tf.Tensor) => x.rank === 2 || (x.rank === 3 && x.shape[0] === 1);
+  if (!explicitTransposes() || !single(a) || !single(b))
+    return tf.matMul(a, b, transposeA, transposeB);
+  return tf.matMul(transposeA ? swapLast(a) : a, transposeB ? swapLast(b) : b);
+}
+
+let gradientInstalled = false;
+
+/**
+ * Replaces tfjs's BatchMatMul gradient with the same products, each transposed operand transposed
+ * explicitly where the backend's transposed matmul is slow (wasm, batch 1: every 2-D product the
+ * model runs): C = A B gives dA = dC B^T, dB = A^T dC (and the three transposed cases likewise).
+ * Elsewhere it is tfjs's own gradient. Idempotent.
+ */
+export function installMatMulGradient(): void {
+  if (gradientInstalled) return;
+  gradientInstalled = true;
+  tf.registerGradient({
+    kernelName: "BatchMatMul",
+    inputsToSave: ["a", "b"],
+    gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[], attrs?: tf.NamedAttrMap) => {
+      const g = dy as tf.Tensor;
+      const [a, b] = saved as [tf.Tensor, tf.Tensor];
+      const { transposeA, transposeB } = (attrs ?? {}) as {
+        transposeA?: boolean;
+        transposeB?: boolean;
+      };
+      if (!transposeA && !transposeB)
+        return { a: () => product(g, b, false, true), b: () => product(a, g, true, false) };
+      if (!transposeA && transposeB)
+        return { a: () => product(g, b, false, false), b: () => product(g, a, true, false) };
+      if (transposeA && !transposeB)
+        return { a: () => product(b, g, false, true), b: () => product(a, g, false, false) };
+      return { a: () => product(b, g, true, true), b: () => product(g, a, true, true) };
     },
-  };
-}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as Grad2;
+  });
+}
 
 /** a [M, K] x b [K, N] -> [M, N], forward and backward on the backend's fast path. */
 export function mm(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
-  return explicitTransposes() ? plainMatMul(a, b) : tf.matMul(a, b);
+  installMatMulGradient();
+  return tf.matMul(a, b);
 }
 
 /** a [M, K] x b^T, b [N, K] -> [M, N] (attention scores, the tied head). */
 export function mmT(a: tf.Tensor2D, b: tf.Tensor2D): tf.Tensor2D {
-  return explicitTransposes() ? plainMatMul(a, tf.transpose(b)) : tf.matMul(a, b, false, true);
+  installMatMulGradient();
+  return explicitTransposes() ? tf.matMul(a, tf.transpose(b)) : tf.matMul(a, b, false, true);
 }
 
 /**
