@@ -278,21 +278,23 @@ export async function extendAndGenerate(
       }),
       0,
     );
-  const cutRow = <T extends tf.Tensor>(t: T, b: number, axis: number): T => {
-    const S = past[b] as number;
-    const n = fresh[b] as number;
-    const part = (from: number, length: number) => {
-      const begin = t.shape.map(() => 0);
-      const size = t.shape.slice();
-      begin[0] = b;
-      size[0] = 1;
-      begin[axis] = from;
-      size[axis] = length;
-      return tf.slice(t, begin, size);
-    };
-    const added = part(P + N - n, n);
-    return (S === 0 ? added : tf.concat([part(P - S, S), added], axis)) as T;
-  };
+  // A row's part of a stacked tensor: split into rows in one op (a slice costs as much as its
+  // source on wasm, so B slices of a stacked cache cost B times the cache), then its valid past
+  // and new tokens cut from its own row.
+  const cutRows = <T extends tf.Tensor>(t: T, axis: number): T[] =>
+    (B === 1 ? [t] : (tf.split(t, B, 0) as T[])).map((row, b) => {
+      const S = past[b] as number;
+      const n = fresh[b] as number;
+      const part = (from: number, length: number) => {
+        const begin = row.shape.map(() => 0);
+        const size = row.shape.slice();
+        begin[axis] = from;
+        size[axis] = length;
+        return tf.slice(row, begin, size);
+      };
+      const added = part(P + N - n, n);
+      return (S === 0 ? added : tf.concat([part(P - S, S), added], axis)) as T;
+    });
   let keyMask = tf.tensor2d(mask, [B, P + N]);
   // The prefill of rows from..from+n-1: their new tokens through the model over their caches.
   const prefill = (from: number, n: number) =>
@@ -376,18 +378,52 @@ export async function extendAndGenerate(
       tf.dispose([p.logits, ...p.kv.flatMap((l) => [l.k, l.v])]);
       for (const t of [p.copyKeys, p.scores, p.copyQuery]) t?.dispose();
     }
-  // Each row's extended cache: its valid past keys, then its new tokens' keys.
-  const caches: RowCache[] = keepCaches
-    ? tf.tidy(() =>
-        rows.map((_, b) => ({
-          kv: kv.map((l) => ({ k: cutRow(l.k, b, 2), v: cutRow(l.v, b, 2) })),
-          length: (past[b] as number) + (fresh[b] as number),
-          ids: contexts[b] as number[],
-          ...(copyKeys ? { copyKeys: cutRow(copyKeys, b, 1) } : {}),
-          ...(copyQuery ? { copyQuery: copyQuery.slice([b, 0], [1, d]) } : {}),
-        })),
-      )
-    : [];
+  // Each row's extended cache: its valid past keys, then its new tokens' keys. On wasm and cpu
+  // cut in JS from one read of each stacked tensor (a tensor slice there costs as much as its
+  // source, so B slices of a stacked cache would cost B times the cache); on a GPU with tf ops.
+  const onCpu = tf.getBackend() === "wasm" || tf.getBackend() === "cpu";
+  const cutAll = async <T extends tf.Tensor>(t: T, axis: number): Promise<T[]> => {
+    if (!onCpu) return tf.tidy(() => cutRows(t, axis));
+    const data = (await t.data()) as Float32Array;
+    const W = t.shape[axis] as number;
+    const outer = t.shape.slice(1, axis).reduce((a, x) => a * x, 1);
+    const inner = t.shape.slice(axis + 1).reduce((a, x) => a * x, 1);
+    return rows.map((_, b) => {
+      const S = past[b] as number;
+      const n = fresh[b] as number;
+      const out = new Float32Array(outer * (S + n) * inner);
+      const base = b * outer * W * inner;
+      for (let o = 0; o < outer; o++) {
+        const from = base + o * W * inner;
+        const to = o * (S + n) * inner;
+        out.set(data.subarray(from + (P - S) * inner, from + P * inner), to);
+        out.set(data.subarray(from + (P + N - n) * inner, from + (P + N) * inner), to + S * inner);
+      }
+      const shape = t.shape.slice();
+      shape[0] = 1;
+      shape[axis] = S + n;
+      return tf.tensor(out, shape) as T;
+    });
+  };
+  const caches: RowCache[] = [];
+  if (keepCaches) {
+    const layers: { k: tf.Tensor4D[]; v: tf.Tensor4D[] }[] = [];
+    for (const l of kv) layers.push({ k: await cutAll(l.k, 2), v: await cutAll(l.v, 2) });
+    const keys = copyKeys ? await cutAll(copyKeys, 1) : null;
+    const queries = copyQuery
+      ? B === 1
+        ? [tf.clone(copyQuery)]
+        : (tf.split(copyQuery, B, 0) as tf.Tensor2D[])
+      : null;
+    for (let b = 0; b < B; b++)
+      caches.push({
+        kv: layers.map((l) => ({ k: l.k[b] as tf.Tensor4D, v: l.v[b] as tf.Tensor4D })),
+        length: (past[b] as number) + (fresh[b] as number),
+        ids: contexts[b] as number[],
+        ...(keys ? { copyKeys: keys[b] as tf.Tensor3D } : {}),
+        ...(queries ? { copyQuery: queries[b] as tf.Tensor2D } : {}),
+      });
+  }
   // The step's tensors (the cache so far, its last logits and copy scores), freed when replaced.
   const release = () => {
     logits.dispose();

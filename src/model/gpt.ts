@@ -357,7 +357,7 @@ export class GPT {
     // query (wasm's fast path; half the T x S work of a full causal matrix) once a call has more
     // than a few queries; one batched 4-D product otherwise (decoding's single query: few flops,
     // few kernels).
-    const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES;
+    const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES && pastLen === 0;
     // On webgpu, fused kernels (src/model/webgpu): FlashAttention for a call's queries, one
     // dispatch per layer for a decoding step.
     const fused = fusedKernelsActive();
@@ -398,8 +398,9 @@ export class GPT {
         const rowsOut: tf.Tensor2D[] = [];
         const newK: tf.Tensor2D[][] = [];
         const newV: tf.Tensor2D[][] = [];
+        const hRows = B === 1 ? [h] : (tf.split(h, B, 0) as tf.Tensor2D[]);
         for (let b = 0; b < B; b++) {
-          const hRow = B === 1 ? h : (h.slice([b * T, 0], [T, d]) as tf.Tensor2D);
+          const hRow = hRows[b] as tf.Tensor2D;
           let sum: tf.Tensor2D | null = null;
           newK.push([]);
           newV.push([]);
