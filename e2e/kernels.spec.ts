@@ -22,7 +22,7 @@ test("custom WebGPU kernels match the reference ops with fewer dispatches", asyn
   expect(results.error, "the page should finish without an error").toBeUndefined();
   expect(results.backend).toBe("webgpu");
   expect(results.gpuErrors, "no WebGPU validation or shader errors").toEqual([]);
-  expect(results.checks.length).toBeGreaterThanOrEqual(11);
+  expect(results.checks.length).toBeGreaterThanOrEqual(14);
   for (const check of results.checks) {
     for (const [what, diff] of Object.entries(check.diffs))
       expect(diff, `${check.name}: max abs diff of ${what}`).toBeLessThan(1e-4);
@@ -32,6 +32,18 @@ test("custom WebGPU kernels match the reference ops with fewer dispatches", asyn
         `${check.name}: kernel dispatches vs reference (${JSON.stringify(check.dispatches)})`,
       ).toBeLessThan(check.dispatches.reference);
   }
+  // The fused AdamW step (webgpu/adamw.ts) against the plain ops: same weights and moments within
+  // 1e-5 relative after 6 steps (clipped, unclipped, shared buffers, skipped), a 5x cut at least.
+  const adamW = results.checks.find((c) => c.name.startsWith("adamW"));
+  expect(adamW, "the AdamW check ran").toBeDefined();
+  for (const what of ["weightsRel", "mRel", "vRel", "gradNormRel"])
+    expect(adamW?.diffs[what], `adamW ${what}`).toBeLessThan(1e-5);
+  expect(adamW?.diffs.stateMismatch, "adamW step count, moments, skipped steps").toBe(0);
+  expect(adamW?.diffs.snapshotDriftFused, "a clone of a weight keeps its values").toBe(0);
+  const opt = results.optimizer ?? {};
+  expect((opt.fusedDispatches ?? Number.POSITIVE_INFINITY) * 5).toBeLessThanOrEqual(
+    opt.stockDispatches ?? 0,
+  );
   const bench = results.dispatchBench ?? {};
   expect(bench.kernelForward).toBeLessThan(bench.stockCoreForward ?? 0);
   expect(bench.kernelForwardBackward).toBeLessThan(bench.stockCoreForwardBackward ?? 0);

@@ -1,4 +1,5 @@
 import * as tf from "@tensorflow/tfjs";
+import { type AdamWEntry, fusedAdamW, fusedKernelsActive, sumOfSquares } from "./webgpu";
 
 export interface AdamWOptions {
   lr: number;
@@ -35,12 +36,33 @@ export interface StepReport {
   applied: boolean;
 }
 
+/** The members of tf.train.adam's optimizer that the fused step reads and keeps up to date. */
+interface AdamInternals {
+  accBeta1: tf.Variable;
+  accBeta2: tf.Variable;
+  accumulatedFirstMoment: { originalName: string; variable: tf.Variable }[];
+  accumulatedSecondMoment: { originalName: string; variable: tf.Variable }[];
+  incrementIterations(): void;
+}
+
 /**
  * AdamW: Adam on the gradients, then w <- w - lr * wd * w for 2-D weights (decoupled decay, not
  * L2 in the loss), with global gradient-norm clipping. A non-finite gradient skips the step.
+ *
+ * On webgpu with the fused kernels active (webgpu/adamw.ts) the same step takes a few dispatches
+ * instead of ~20 a variable: one sum of squares per 7 gradients, then one dispatch per 2 variables
+ * doing clip, Adam, decay (or SGD) in place. It keeps its state where tf.train.adam does (the
+ * moments by position, accBeta1/2, the step count), so export/import and the plain ops read and
+ * continue it; it differs from the plain ops by float rounding only (FMA contraction, the norm's
+ * summation order). Elsewhere the plain ops run, unchanged.
  */
 export class AdamW {
   private readonly adam: tf.AdamOptimizer;
+  /**
+   * beta1^t and beta2^t as float32, t the next step: accBeta1/2 mirrored on the CPU (each step one
+   * float32 product, as the variables get), so that the fused step needs no read-back for them.
+   */
+  private accBeta: [number, number];
   readonly options: Required<Omit<AdamWOptions, "sgd">> & Pick<AdamWOptions, "sgd">;
 
   constructor(options: AdamWOptions) {
@@ -58,6 +80,16 @@ export class AdamW {
       this.options.beta2,
       this.options.eps,
     );
+    this.accBeta = [Math.fround(this.options.beta1), Math.fround(this.options.beta2)];
+  }
+
+  /** accBeta after one more step: float32 products, as tf.train.adam's mul makes them. */
+  private advanceAccBeta(): void {
+    const [a1, a2] = this.accBeta;
+    this.accBeta = [
+      Math.fround(a1 * Math.fround(this.options.beta1)),
+      Math.fround(a2 * Math.fround(this.options.beta2)),
+    ];
   }
 
   get lr(): number {
@@ -86,6 +118,8 @@ export class AdamW {
    * Takes ownership of `grads` (disposes them). A non-finite gradient skips the step.
    */
   async apply(grads: tf.NamedTensorMap, vars: tf.Variable[]): Promise<StepReport> {
+    if (fusedKernelsActive() && new Set(vars.map((v) => v.name)).size === vars.length)
+      return this.applyFused(grads, vars);
     const names = Object.keys(grads);
     // Summed one by one, not tf.addN: WebGPU's AddN binds every input at once and fails past the
     // device's storage-buffer limit (8 by default) with a model's ~30 gradients.
@@ -108,8 +142,10 @@ export class AdamW {
         clipped[n] = scale === 1 ? (grads[n] as tf.Tensor) : tf.mul(grads[n] as tf.Tensor, scale);
       const adamGrads: tf.NamedTensorMap = {};
       for (const n of names) if (!sgd?.variables.has(n)) adamGrads[n] = clipped[n] as tf.Tensor;
-      if (Object.keys(adamGrads).length > 0)
+      if (Object.keys(adamGrads).length > 0) {
         this.adam.applyGradients(adamGrads as unknown as Record<string, tf.Variable>);
+        this.advanceAccBeta();
+      }
       if (sgd)
         tf.tidy(() => {
           for (const v of vars)
@@ -122,6 +158,98 @@ export class AdamW {
           for (const v of vars)
             if (v.rank === 2 && !sgd?.variables.has(v.name))
               v.assign(tf.mul(v, 1 - lr * weightDecay));
+        });
+    }
+    tf.dispose(Object.values(grads));
+    return { gradNorm, applied };
+  }
+
+  /**
+   * apply() with the fused kernels (webgpu): the same state changes as the plain ops. `vars` has no
+   * name twice (apply() keeps the plain ops otherwise, where a repeated variable decays twice).
+   */
+  private async applyFused(grads: tf.NamedTensorMap, vars: tf.Variable[]): Promise<StepReport> {
+    const names = Object.keys(grads);
+    const parts = sumOfSquares(names.map((n) => grads[n] as tf.Tensor));
+    let sumSq = 0;
+    for (const x of await parts.data()) sumSq += x;
+    parts.dispose();
+    const gradNorm = Math.fround(Math.sqrt(sumSq));
+    const applied = Number.isFinite(gradNorm);
+    if (applied) {
+      const { clipNorm, weightDecay, lr, beta1, beta2, eps } = this.options;
+      const scale = clipNorm > 0 && gradNorm > clipNorm ? clipNorm / gradNorm : 1;
+      const sgd = this.options.sgd;
+      const decayed = new Set(
+        vars.filter((v) => v.rank === 2 && !sgd?.variables.has(v.name)).map((v) => v.name),
+      );
+      const decayOf = (name: string) =>
+        weightDecay > 0 && decayed.has(name) ? 1 - lr * weightDecay : 1;
+      // Adam's variables in the order tf.train.adam keys its moments: the gradient map's, less SGD's.
+      const adamGrads: tf.NamedTensorMap = {};
+      for (const n of names) if (!sgd?.variables.has(n)) adamGrads[n] = grads[n] as tf.Tensor;
+      const adamNames = Object.keys(adamGrads);
+      const adam = this.adam as unknown as AdamInternals;
+      const entries: AdamWEntry[] = [];
+      const targets: { w: tf.Variable; m?: tf.Variable; v?: tf.Variable }[] = [];
+      adamNames.forEach((name, i) => {
+        const w = tf.engine().registeredVariables[name] as tf.Variable;
+        adam.accumulatedFirstMoment[i] ??= {
+          originalName: `${name}/m`,
+          variable: tf.tidy(() => tf.zeros(w.shape).variable(false)),
+        };
+        adam.accumulatedSecondMoment[i] ??= {
+          originalName: `${name}/v`,
+          variable: tf.tidy(() => tf.zeros(w.shape).variable(false)),
+        };
+        const m = adam.accumulatedFirstMoment[i].variable;
+        const v = adam.accumulatedSecondMoment[i].variable;
+        entries.push({ g: adamGrads[name] as tf.Tensor, w, m, v, decay: decayOf(name) });
+        targets.push({ w, m, v });
+      });
+      if (sgd)
+        for (const w of vars)
+          if (sgd.variables.has(w.name) && grads[w.name]) {
+            entries.push({ g: grads[w.name] as tf.Tensor, w, decay: 1 });
+            targets.push({ w });
+          }
+      const [a1, a2] = this.accBeta;
+      const results = fusedAdamW(entries, {
+        clip: scale,
+        beta1,
+        beta2,
+        oneMinusAccBeta1: Math.fround(1 - a1),
+        oneMinusAccBeta2: Math.fround(1 - a2),
+        eps,
+        lr,
+        sgdLr: sgd?.lr ?? 0,
+      });
+      results.forEach((r, k) => {
+        const t = targets[k] as (typeof targets)[number];
+        for (const [target, next] of [
+          [t.w, r.w],
+          [t.m, r.m],
+          [t.v, r.v],
+        ] as const)
+          if (target && next) {
+            // In place: `next` aliases the variable; otherwise the kernel wrote a new buffer.
+            if (next.dataId !== target.dataId) target.assign(next);
+            next.dispose();
+          }
+      });
+      if (adamNames.length > 0) {
+        this.advanceAccBeta();
+        tf.tidy(() => {
+          adam.accBeta1.assign(tf.scalar(this.accBeta[0]));
+          adam.accBeta2.assign(tf.scalar(this.accBeta[1]));
+        });
+        adam.incrementIterations();
+      }
+      // The plain ops decay every 2-D variable of `vars`, with a gradient or not.
+      const undecayed = vars.filter((v) => decayed.has(v.name) && !(v.name in adamGrads));
+      if (weightDecay > 0 && undecayed.length > 0)
+        tf.tidy(() => {
+          for (const v of undecayed) v.assign(tf.mul(v, 1 - lr * weightDecay));
         });
     }
     tf.dispose(Object.values(grads));
@@ -202,9 +330,11 @@ export class AdamW {
     tf.tidy(() => {
       let b1: tf.Tensor = tf.scalar(this.options.beta1);
       let b2: tf.Tensor = tf.scalar(this.options.beta2);
+      this.accBeta = [Math.fround(this.options.beta1), Math.fround(this.options.beta2)];
       for (let t = 0; t < state.step; t++) {
         b1 = tf.mul(b1, this.options.beta1);
         b2 = tf.mul(b2, this.options.beta2);
+        this.advanceAccBeta();
       }
       acc.accBeta1.assign(b1);
       acc.accBeta2.assign(b2);

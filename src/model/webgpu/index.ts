@@ -8,8 +8,18 @@
  *   const o1 = decodeAttention(q1, kCache, vCache, keyMask, { length });
  *   const next = writeKV(cache, kv, position); cache.dispose(); cache = next;
  *   const h = layerNorm(x, g, b);  const m = matMulBiasGelu(h, w1, b1);   // differentiable
+ *   const e = embedSum([wte, wpe, ...wprev], ids);   // [N, d], differentiable (one dispatch each way)
+ *   const parts = sumOfSquares(grads); const next = fusedAdamW(entries, hyper);   // optim.ts, webgpu only
  */
 import * as tf from "@tensorflow/tfjs";
+import {
+  type AdamWEntry,
+  type AdamWHyper,
+  type AdamWResult,
+  adamWKernelConfigs,
+  runAdamW,
+  runSumOfSquares,
+} from "./adamw";
 import {
   type AttentionOptions,
   attentionGradConfigs,
@@ -17,6 +27,7 @@ import {
   referenceAttention,
   runFusedAttention,
 } from "./attention";
+import { embedGradConfigs, embedKernelConfigs, referenceEmbedSum, runEmbedSum } from "./embed";
 import {
   geluGradConfigs,
   geluKernelConfigs,
@@ -38,10 +49,11 @@ import {
   runLayerNorm,
 } from "./layernorm";
 
-export type { AttentionOptions, DecodeOptions };
+export type { AdamWEntry, AdamWHyper, AdamWResult, AttentionOptions, DecodeOptions };
 export {
   referenceAttention,
   referenceDecodeAttention,
+  referenceEmbedSum,
   referenceLayerNorm,
   referenceMatMulBiasGelu,
   referenceWriteKV,
@@ -57,9 +69,16 @@ export function registerWebGpuKernels(): void {
     ...kvCacheKernelConfigs(),
     ...layerNormKernelConfigs(),
     ...geluKernelConfigs(),
+    ...adamWKernelConfigs(),
+    ...embedKernelConfigs(),
   ])
     if (!tf.getKernel(config.kernelName, config.backendName)) tf.registerKernel(config);
-  for (const config of [...attentionGradConfigs(), ...layerNormGradConfigs(), ...geluGradConfigs()])
+  for (const config of [
+    ...attentionGradConfigs(),
+    ...layerNormGradConfigs(),
+    ...geluGradConfigs(),
+    ...embedGradConfigs(),
+  ])
     if (!tf.getGradient(config.kernelName)) tf.registerGradient(config);
   registered = true;
 }
@@ -130,4 +149,35 @@ export function layerNorm(
 /** GELU(x W + b), tanh approximation: x [N, K], w [K, M], b [M] -> [N, M]. */
 export function matMulBiasGelu(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
   return onWebGpu() ? runMatMulBiasGelu(x, w, b) : referenceMatMulBiasGelu(x, w, b);
+}
+
+/**
+ * sum_t tables[t][ids[t, n]] -> [N, d]: tables [rows_t, d], ids k int32 [N] tensors or one [k, N]
+ * (e.g. token, position and previous-token ids). One dispatch forward and one backward per 6
+ * tables on webgpu (embed.ts); tf.gather and add elsewhere. Differentiable in the tables.
+ */
+export function embedSum(tables: tf.Tensor2D[], ids: tf.Tensor1D[] | tf.Tensor2D): tf.Tensor2D {
+  return onWebGpu() ? runEmbedSum(tables, ids) : referenceEmbedSum(tables, ids);
+}
+
+function requireWebGpu(what: string): void {
+  if (!onWebGpu()) throw new Error(`${what}: the fused kernels are not active (webgpu only)`);
+}
+
+/**
+ * Sums of squares of float32 gradients, [groups] partial sums (their total: the squared global
+ * norm). Webgpu with the fused kernels only: elsewhere optim.ts keeps its plain ops.
+ */
+export function sumOfSquares(grads: tf.Tensor[]): tf.Tensor1D {
+  requireWebGpu("sumOfSquares");
+  return runSumOfSquares(grads);
+}
+
+/**
+ * One AdamW / SGD step of every entry, w, m, v updated in place where they own their buffers
+ * (adamw.ts). Webgpu with the fused kernels only: optim.ts's plain ops are the reference.
+ */
+export function fusedAdamW(entries: AdamWEntry[], hyper: AdamWHyper): AdamWResult[] {
+  requireWebGpu("fusedAdamW");
+  return runAdamW(entries, hyper);
 }

@@ -12,17 +12,21 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
+import { AdamW, type OptimizerState, type StepReport } from "../../model/optim";
 import {
   decodeAttention,
+  embedSum,
   fusedAttention,
   layerNorm,
   matMulBiasGelu,
   referenceAttention,
   referenceDecodeAttention,
+  referenceEmbedSum,
   referenceLayerNorm,
   referenceMatMulBiasGelu,
   referenceWriteKV,
   registerWebGpuKernels,
+  setFusedKernels,
   writeKV,
 } from "../../model/webgpu";
 
@@ -40,6 +44,8 @@ export interface KernelResults {
   checks: KernelCheck[];
   /** Dispatch counts at B*H=4, T=S=256, hd=32 (forward, forward+backward), and wall times. */
   dispatchBench?: Record<string, number>;
+  /** One AdamW step of the model's 36 variables: dispatches and tf.profile kernels, both paths. */
+  optimizer?: Record<string, number>;
   /** WebGPU validation / shader compilation errors seen during the run. */
   gpuErrors: string[];
   error?: string;
@@ -336,6 +342,241 @@ async function checkMatMulBiasGelu(
   };
 }
 
+/**
+ * embedSum over `rows.length` tables of width d against gather + add: output and the gradient of
+ * sum(out * w) in every table; ids random, one row of them position-like, a few repeated.
+ */
+async function checkEmbedSum(
+  rows: number[],
+  n: number,
+  d: number,
+  seed: number,
+): Promise<KernelCheck> {
+  const start = performance.now();
+  const rand = rng(seed);
+  const tables = rows.map((r) => randn<tf.Rank.R2>(rand, [r, d]));
+  const ids = rows.map((r, t) =>
+    tf.tensor1d(
+      Int32Array.from({ length: n }, (_, i) => (t === 1 ? i % r : Math.floor(rand() * r))),
+      "int32",
+    ),
+  );
+  const w = randn<tf.Rank.R2>(rand, [n, d]);
+  type Emb = (tables: tf.Tensor2D[], ids: tf.Tensor1D[]) => tf.Tensor2D;
+  const run = (f: Emb) => {
+    const out = tf.tidy(() => f(tables, ids));
+    const grads = tf.grads((...ts: tf.Tensor[]) =>
+      f(ts as tf.Tensor2D[], ids)
+        .mul(w)
+        .sum(),
+    )(tables);
+    return [out, ...grads];
+  };
+  const before = dispatches;
+  const mine = run(embedSum);
+  await Promise.all(mine.map((t) => t.data()));
+  const kernelDispatches = dispatches - before;
+  const before2 = dispatches;
+  const ref = run(referenceEmbedSum);
+  await Promise.all(ref.map((t) => t.data()));
+  const refDispatches = dispatches - before2;
+  const diffs: Record<string, number> = {
+    out: await maxAbsDiff(mine[0] as tf.Tensor, ref[0] as tf.Tensor),
+  };
+  for (let t = 0; t < rows.length; t++)
+    diffs[`dTable${t}`] = await maxAbsDiff(mine[t + 1] as tf.Tensor, ref[t + 1] as tf.Tensor);
+  tf.dispose([...mine, ...ref, ...tables, ...ids, w]);
+  return {
+    name: `embedSum tables=[${rows.join(", ")}] N=${n} d=${d}`,
+    diffs,
+    dispatches: { kernel: kernelDispatches, reference: refDispatches },
+    seconds: (performance.now() - start) / 1000,
+  };
+}
+
+/** The shipped model's variables (2 layers, 4 previous-token tables, copy head), small sizes. */
+function modelShapes(): [string, number[]][] {
+  const [V, C, d, m] = [40, 16, 16, 64];
+  const shapes: [string, number[]][] = [
+    ["wte", [V, d]],
+    ["wpe", [C, d]],
+  ];
+  for (let k = 0; k < 4; k++) shapes.push([`wprev${k}`, [V, d]]);
+  for (let i = 0; i < 2; i++)
+    shapes.push(
+      [`h${i}.ln1.g`, [d]],
+      [`h${i}.ln1.b`, [d]],
+      [`h${i}.attn.wqkv`, [d, 3 * d]],
+      [`h${i}.attn.bqkv`, [3 * d]],
+      [`h${i}.attn.wo`, [d, d]],
+      [`h${i}.attn.bo`, [d]],
+      [`h${i}.ln2.g`, [d]],
+      [`h${i}.ln2.b`, [d]],
+      [`h${i}.mlp.w1`, [d, m]],
+      [`h${i}.mlp.b1`, [m]],
+      [`h${i}.mlp.w2`, [m, d]],
+      [`h${i}.mlp.b2`, [d]],
+    );
+  shapes.push(["lnf.g", [d]], ["lnf.b", [d]], ["copy.wq", [d, d]], ["copy.wk", [d, d]]);
+  shapes.push(["copy.b", [1]], ["copy.tok", [V, 4]]);
+  return shapes;
+}
+
+interface OptimizerRun {
+  weights: Float32Array[];
+  state: OptimizerState;
+  reports: StepReport[];
+  /** Max abs change of the clones taken before step 2 (0: the in-place step left them alone). */
+  snapshotDrift: number;
+  dispatches: number;
+  kernels: number;
+}
+
+let optimizerRuns = 0;
+
+/**
+ * Steps of AdamW on model-shaped variables with seeded gradients, fused kernels on or off: step 0
+ * clipped, step 1 not, step 2 with two weights cloned first (shared buffers: not in place), step 3
+ * non-finite (skipped), step 4 counted (dispatches), step 5 under tf.profile (kernels).
+ */
+async function runOptimizer(fused: boolean, seed: number): Promise<OptimizerRun> {
+  setFusedKernels(fused);
+  const prefix = `adamw${optimizerRuns++}/`;
+  const rand = rng(seed);
+  const shapes = modelShapes();
+  const vars = shapes.map(([name, shape]) => {
+    const t = randn(rand, shape);
+    const v = tf.variable(t, true, prefix + name);
+    t.dispose();
+    return v;
+  });
+  const opt = new AdamW({
+    lr: 0.01,
+    weightDecay: 0.1,
+    clipNorm: 1,
+    sgd: { variables: new Set([`${prefix}copy.tok`]), lr: 0.05 },
+  });
+  const gradsOf = (scale: number, nan: boolean): tf.NamedTensorMap => {
+    const g: tf.NamedTensorMap = {};
+    vars.forEach((v, i) => {
+      const t = randn(rand, v.shape);
+      g[v.name] = tf.tidy(() => (nan && i === 3 ? t.mul(scale).div(0) : t.mul(scale)));
+      t.dispose();
+    });
+    return g;
+  };
+  const reports: StepReport[] = [];
+  let snapshotDrift = 0;
+  let dispatchCount = 0;
+  let kernels = 0;
+  for (let step = 0; step < 6; step++) {
+    const grads = gradsOf(step === 1 ? 0.01 : 1, step === 3);
+    await Promise.all(Object.values(grads).map((g) => g.data()));
+    let snaps: tf.Tensor[] = [];
+    let before: Float32Array[] = [];
+    if (step === 2) {
+      snaps = [tf.clone(vars[0] as tf.Variable), tf.clone(vars[8] as tf.Variable)];
+      before = (await Promise.all(snaps.map((t) => t.data()))) as Float32Array[];
+    }
+    const d0 = dispatches;
+    if (step === 5) {
+      const info = await tf.profile(async () => {
+        reports.push(await opt.apply(grads, vars));
+        return tf.scalar(0);
+      });
+      tf.dispose(info.result);
+      kernels = info.kernels.length;
+    } else reports.push(await opt.apply(grads, vars));
+    if (step === 4) dispatchCount = dispatches - d0;
+    await (vars[0] as tf.Variable).data();
+    for (const [i, snap] of snaps.entries()) {
+      const now = (await snap.data()) as Float32Array;
+      const was = before[i] as Float32Array;
+      for (let j = 0; j < now.length; j++)
+        snapshotDrift = Math.max(snapshotDrift, Math.abs((now[j] as number) - (was[j] as number)));
+    }
+    tf.dispose(snaps);
+  }
+  const weights = (await Promise.all(vars.map((v) => v.data()))) as Float32Array[];
+  const state = await opt.exportState(vars);
+  opt.dispose();
+  tf.dispose(vars);
+  setFusedKernels(true);
+  return { weights, state, reports, snapshotDrift, dispatches: dispatchCount, kernels };
+}
+
+/** max |a - b| / max |b|: the difference relative to the reference's scale. */
+function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs((a[i] as number) - (b[i] as number)));
+    scale = Math.max(scale, Math.abs(b[i] as number));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+/** Fused AdamW (webgpu/adamw.ts) against the plain ops (setFusedKernels(false)), same steps. */
+async function checkAdamW(
+  seed: number,
+): Promise<{ check: KernelCheck; counts: Record<string, number> }> {
+  const start = performance.now();
+  const numTensors = tf.memory().numTensors;
+  const fused = await runOptimizer(true, seed);
+  const stock = await runOptimizer(false, seed);
+  if (tf.memory().numTensors !== numTensors)
+    throw new Error(`adamW tensor leak: ${numTensors} -> ${tf.memory().numTensors}`);
+  const max = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
+  const momentDiff = (pick: "m" | "v") =>
+    max(
+      stock.state.moments.map((s, k) => {
+        const f = fused.state.moments[k];
+        if (!f || f.index !== s.index) return Number.POSITIVE_INFINITY;
+        return relDiff(f[pick], s[pick]);
+      }),
+    );
+  const applied = (r: OptimizerRun) => r.reports.map((x) => (x.applied ? 1 : 0)).join("");
+  const diffs: Record<string, number> = {
+    weightsRel: max(fused.weights.map((w, i) => relDiff(w, stock.weights[i] as Float32Array))),
+    mRel: momentDiff("m"),
+    vRel: momentDiff("v"),
+    gradNormRel: max(
+      fused.reports.map((r, i) => {
+        const s = (stock.reports[i] as StepReport).gradNorm;
+        return Number.isFinite(s)
+          ? Math.abs(r.gradNorm - s) / s
+          : Number.isFinite(r.gradNorm)
+            ? 1
+            : 0;
+      }),
+    ),
+    // 1 when the paths disagree on the step count, the moments kept or which steps were applied.
+    stateMismatch:
+      fused.state.step === stock.state.step &&
+      fused.state.moments.length === stock.state.moments.length &&
+      applied(fused) === applied(stock) &&
+      applied(fused) === "111011"
+        ? 0
+        : 1,
+    snapshotDriftFused: fused.snapshotDrift,
+    snapshotDriftStock: stock.snapshotDrift,
+  };
+  return {
+    check: {
+      name: `adamW ${modelShapes().length} model-shaped variables, 6 steps (clip, no clip, shared buffers, skip)`,
+      diffs,
+      dispatches: { kernel: fused.dispatches, reference: stock.dispatches },
+      seconds: (performance.now() - start) / 1000,
+    },
+    counts: {
+      fusedDispatches: fused.dispatches,
+      stockDispatches: stock.dispatches,
+      fusedKernels: fused.kernels,
+      stockKernels: stock.kernels,
+    },
+  };
+}
+
 /** Dispatches of one attention forward, and forward+backward, at B*H=4, T=S=256, hd=32. */
 async function dispatchBench(): Promise<Record<string, number>> {
   const rand = rng(99);
@@ -429,10 +670,17 @@ async function main(): Promise<void> {
       await checkLayerNorm(70, 64, seed++),
       await checkMatMulBiasGelu(37, 24, 50, seed++),
       await checkMatMulBiasGelu(64, 64, 256, seed++),
+      await checkEmbedSum([50, 12, 50, 50, 50, 50], 40, 16, seed++),
+      await checkEmbedSum([30, 8, 30, 30, 30, 30, 9], 37, 64, seed++),
     ]) {
       progress(`${check.name}: ${JSON.stringify(check.diffs)} ${JSON.stringify(check.dispatches)}`);
       results.checks.push(check);
     }
+    const adamW = await checkAdamW(seed++);
+    progress(`${adamW.check.name}: ${JSON.stringify(adamW.check.diffs)}`);
+    progress(`one optimizer step: ${JSON.stringify(adamW.counts)}`);
+    results.checks.push(adamW.check);
+    results.optimizer = adamW.counts;
     const numTensors = tf.memory().numTensors;
     results.dispatchBench = await dispatchBench();
     progress(`dispatches at B*H=4, T=S=256, hd=32: ${JSON.stringify(results.dispatchBench)}`);
