@@ -4,6 +4,7 @@ import { COPY_TARGET_DIM, type ModelConfig, validateConfig } from "./config";
 import { explicitTransposes, gatherRows, mm, mmT } from "./ops";
 import {
   decodeAttention,
+  embedSum,
   fusedAttention,
   fusedKernelsActive,
   layerNorm as fusedLayerNorm,
@@ -342,22 +343,38 @@ export class GPT {
     const pastLen = opts.past?.[0]?.k.shape[2] ?? 0;
     const S = pastLen + T;
     const positions = opts.positions ?? tf.tile(tf.range(0, T, 1, "int32").expandDims(0), [B, 1]);
-    let x = this.embed(this.w("wte") as tf.Tensor2D, ids.reshape([B * T]) as tf.Tensor1D, V).add(
-      this.embed(this.w("wpe") as tf.Tensor2D, positions.reshape([B * T]) as tf.Tensor1D, C),
-    ) as tf.Tensor2D;
-    // The tokens one to prevToken before each token. Default: the ids shifted right, tf.pad
-    // filling 0, the <pad> id.
-    for (let k = 0; k < this.config.prevToken; k++) {
-      const shifted = opts.backIds?.[k] ?? shiftIds(ids, k + 1);
-      x = x.add(
-        this.embed(this.w(backTable(k)) as tf.Tensor2D, shifted.reshape([B * T]) as tf.Tensor1D, V),
+    // Token + position embeddings, plus the tokens one to prevToken before each token (default:
+    // the ids shifted right, tf.pad filling 0, the <pad> id). One fused kernel on webgpu.
+    const flat = (t: tf.Tensor2D) => t.reshape([B * T]) as tf.Tensor1D;
+    const lookups: [tf.Tensor2D, tf.Tensor1D, number][] = [
+      [this.w("wte") as tf.Tensor2D, flat(ids), V],
+      [this.w("wpe") as tf.Tensor2D, flat(positions), C],
+    ];
+    for (let k = 0; k < this.config.prevToken; k++)
+      lookups.push([
+        this.w(backTable(k)) as tf.Tensor2D,
+        flat(opts.backIds?.[k] ?? shiftIds(ids, k + 1)),
+        V,
+      ]);
+    let x: tf.Tensor2D;
+    if (fusedKernelsActive())
+      x = embedSum(
+        lookups.map((l) => l[0]),
+        lookups.map((l) => l[1]),
       );
+    else {
+      x = this.embed(...(lookups[0] as [tf.Tensor2D, tf.Tensor1D, number]));
+      for (const l of lookups.slice(1)) x = x.add(this.embed(...l)) as tf.Tensor2D;
     }
     // Per row, head and block of queries, 2-D products over the keys up to the block's last
     // query (wasm's fast path; half the T x S work of a full causal matrix) once a call has more
     // than a few queries; one batched 4-D product otherwise (decoding's single query: few flops,
     // few kernels).
-    const perHead = explicitTransposes() && T >= PER_HEAD_MIN_QUERIES && pastLen === 0;
+    // With cached keys, slicing each row's and head's past out of the stacked cache costs about
+    // B x H x the cache (a wasm slice costs its source), the batched product's scalar loop about
+    // N x S x hd per row and head: per head pays once the new tokens outnumber 2 B H.
+    const perHead =
+      explicitTransposes() && T >= PER_HEAD_MIN_QUERIES && (pastLen === 0 || T > 2 * B * H);
     // On webgpu, fused kernels (src/model/webgpu): FlashAttention for a call's queries, one
     // dispatch per layer for a decoding step.
     const fused = fusedKernelsActive();
