@@ -104,7 +104,7 @@ function printTable(rows: Row[], unavailable: Unavailable[]): void {
   );
   for (const r of rows) {
     console.log(
-      `${r.where.padEnd(10)}${r.backend.padEnd(9)}${r.ceilingGflops.toFixed(1).padStart(12)}  ${`${f(r.decodeTokensPerSecond, 5)} B=${r.opts.batch}`.padEnd(11)}${pct(r.decodeFraction)}  ${`${f(r.decodeWaveTokensPerSecond, 5)} W=${r.opts.wave}`.padEnd(11)}${pct(r.decodeWaveFraction)}  ${f(r.scoreTokensPerSecond)} ${pct(r.scoreFraction)}  ${f(r.trainTokensPerSecond)} ${pct(r.trainFraction)}  ${f(r.kernelsPerDecodeStep, 12)}  ${f(r.kernelsPerTrainStep, 13)}  ${r.detail ?? ""}`,
+      `${r.where.padEnd(10)}${r.backend.padEnd(9)}${r.ceilingGflops.toFixed(1).padStart(12)}  ${`${f(r.decodeTokensPerSecond, 5)} B=${r.opts.batch}`.padEnd(11)}${pct(r.decodeFraction)}  ${`${f(r.decodeWaveTokensPerSecond, 5)} W=${r.opts.wave}`.padEnd(11)}${pct(r.decodeWaveFraction)}  ${f(r.scoreTokensPerSecond)} ${pct(r.scoreFraction)}  ${f(r.trainTokensPerSecond)} ${pct(r.trainFraction)}  ${f(r.kernelsPerDecodeStep, 12)}  ${f(r.kernelsPerTrainStep, 13)}  ${r.detail ?? ""}${r.stockKernelsPerDecodeStep !== undefined ? ` (stock ops: ${r.stockKernelsPerDecodeStep.toFixed(0)} kernels/step, ${r.stockKernelsPerTrainStep?.toFixed(0)} kernels/train)` : ""}`,
     );
   }
   for (const u of unavailable)
