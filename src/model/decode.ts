@@ -436,10 +436,15 @@ export async function extendAndGenerate(
   const tokens: number[][] = rows.map(() => []);
   const logprobs: number[][] = rows.map(() => []);
   const done = rows.map(() => false);
+  // The rows still decoding, in the order the step's tensors hold them: rows that have stopped
+  // are dropped (compacted out) once a quarter of the batch has, so a step computes live rows.
+  let live = rows.map((_, b) => b);
   // The tokens one to K before each row's next input: the context's tail, then the sampled ones.
-  const before = Array.from({ length: K }, (_, k) =>
+  let before = Array.from({ length: K }, (_, k) =>
     Int32Array.from(contexts.map((c) => c.at(-k - 1) ?? PAD)),
   );
+  let copyRows = copyNext;
+  let prevRows = prevKey;
   try {
     for (let step = 0; step < opts.maxTokens; step++) {
       const values = (await logits.data()) as Float32Array;
@@ -447,23 +452,25 @@ export async function extendAndGenerate(
       // Copy head: the mixture of the vocabulary and the pointers to every key so far, in JS.
       const copyValues = scores ? ((await scores.data()) as Float32Array) : null;
       const width = P + N + step; // keys so far
-      const next = new Int32Array(B);
-      for (let b = 0; b < B; b++) {
+      const nb = live.length;
+      const next = new Int32Array(nb);
+      for (let i = 0; i < nb; i++) {
+        const b = live[i] as number;
         if (done[b]) {
-          next[b] = PAD;
+          next[i] = PAD;
           continue;
         }
         const constraint = opts.constraints?.[b] ?? null;
         let row: ArrayLike<number> = values;
-        let offset = b * V;
-        if (copyValues && copyNext) {
+        let offset = i * V;
+        if (copyValues && copyRows) {
           row = copyMixture(
             values,
-            b * V,
+            i * V,
             V,
             copyValues,
-            b * width,
-            copyNext[b] as number[],
+            i * width,
+            copyRows[i] as number[],
             model.copyEmitTable,
           );
           offset = 0;
@@ -477,35 +484,60 @@ export async function extendAndGenerate(
         constraint?.push(token);
         tokens[b]?.push(token);
         logprobs[b]?.push(lp[token] as number);
-        next[b] = token;
+        next[i] = token;
         if (token === stop) done[b] = true;
       }
       if (done.every(Boolean) || step === opts.maxTokens - 1) break;
-      const positions = new Int32Array(B);
-      for (let b = 0; b < B; b++) positions[b] = (past[b] as number) + (fresh[b] as number) + step;
-      const nextMask = tf.tidy(() => tf.concat([keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
       // The last key's next token is the one fed now; the new key's is not known yet.
-      copyNext?.forEach((row, b) => {
-        row[width - 1] = next[b] as number;
+      copyRows?.forEach((row, i) => {
+        row[width - 1] = next[i] as number;
         row.push(PAD);
       });
       // The new key follows the last one.
-      for (const row of prevKey ?? []) row.push(width - 1);
+      for (const row of prevRows ?? []) row.push(width - 1);
+      // Drop the stopped rows once they are a quarter of the batch.
+      const keep = live.map((b, i) => (done[b] ? -1 : i)).filter((i) => i >= 0);
+      let fedNext = next;
+      if (keep.length <= (nb * 3) / 4) {
+        const idx = tf.tensor1d(keep, "int32");
+        const pick = <T extends tf.Tensor>(t: T): T => {
+          const out = tf.gather(t, idx, 0) as T;
+          t.dispose();
+          return out;
+        };
+        kv = kv.map((l) => ({ k: pick(l.k), v: pick(l.v) }));
+        if (copyKeys) copyKeys = pick(copyKeys);
+        if (copyQuery) copyQuery = pick(copyQuery);
+        keyMask = pick(keyMask);
+        idx.dispose();
+        live = keep.map((i) => live[i] as number);
+        copyRows = copyRows ? keep.map((i) => copyRows?.[i] as number[]) : null;
+        prevRows = prevRows ? keep.map((i) => prevRows?.[i] as number[]) : null;
+        before = before.map((t) => Int32Array.from(keep, (i) => t[i] as number));
+        fedNext = Int32Array.from(keep, (i) => next[i] as number);
+      }
+      const n = live.length;
+      const positions = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const b = live[i] as number;
+        positions[i] = (past[b] as number) + (fresh[b] as number) + step;
+      }
+      const nextMask = tf.tidy(() => tf.concat([keyMask, tf.ones([n, 1])], 1) as tf.Tensor2D);
       const r = tf.tidy(() => {
-        const out = model.forward(tf.tensor2d(next, [B, 1], "int32"), {
-          positions: tf.tensor2d(positions, [B, 1], "int32"),
-          backIds: before.map((t) => tf.tensor2d(t.slice(), [B, 1], "int32")),
+        const out = model.forward(tf.tensor2d(fedNext, [n, 1], "int32"), {
+          positions: tf.tensor2d(positions, [n, 1], "int32"),
+          backIds: before.map((t) => tf.tensor2d(t.slice(), [n, 1], "int32")),
           keyMask: nextMask,
           past: kv,
-          ...(copyKeys && copyNext
+          ...(copyKeys && copyRows
             ? {
                 pastCopyKeys: copyKeys,
-                copyNext: tf.tensor2d(copyNext.flat(), [B, width + 1], "int32"),
+                copyNext: tf.tensor2d(copyRows.flat(), [n, width + 1], "int32"),
               }
             : {}),
-          ...(prevKey && copyQuery
+          ...(prevRows && copyQuery
             ? {
-                copyPrevKey: tf.tensor2d(prevKey.flat(), [B, width + 1], "int32"),
+                copyPrevKey: tf.tensor2d(prevRows.flat(), [n, width + 1], "int32"),
                 pastCopyQuery: copyQuery,
               }
             : {}),
@@ -513,15 +545,15 @@ export async function extendAndGenerate(
           mixture: false,
         });
         return {
-          logits: out.logits.reshape([B, V]) as tf.Tensor2D,
+          logits: out.logits.reshape([n, V]) as tf.Tensor2D,
           kv: out.kv as LayerKV[],
           copyKeys: out.copyKeys,
-          scores: out.copy ? (out.copy.scores.reshape([B, width + 1]) as tf.Tensor2D) : undefined,
+          scores: out.copy ? (out.copy.scores.reshape([n, width + 1]) as tf.Tensor2D) : undefined,
           copyQuery: out.copyQuery,
         };
       });
       for (let k = K - 1; k > 0; k--) before[k]?.set(before[k - 1] as Int32Array);
-      before[0]?.set(next);
+      before[0]?.set(fedNext);
       release();
       logits = r.logits;
       kv = r.kv;

@@ -422,7 +422,8 @@ export class GPT {
           newK.push([]);
           newV.push([]);
           for (let j = 0; j < H; j++) {
-            const q = proj(0, j, hRow);
+            // q / sqrt(hd): the scores' scale applied to [T, hd] queries, not [T, S] scores.
+            const q = proj(0, j, hRow).mul(1 / Math.sqrt(hd)) as tf.Tensor2D;
             let k = proj(1, j, hRow);
             let v = proj(2, j, hRow);
             newK[b]?.push(k);
@@ -441,11 +442,7 @@ export class GPT {
               const vb = blk.keys === S ? v : (v.slice([0, 0], [blk.keys, hd]) as tf.Tensor2D);
               let bias: tf.Tensor2D = blk.bias;
               if (keyBias) bias = bias.add(keyBias.slice([b, 0], [1, blk.keys]));
-              const p = tf.softmax(
-                mmT(qb, kb)
-                  .mul(1 / Math.sqrt(hd))
-                  .add(bias),
-              ) as tf.Tensor2D;
+              const p = tf.softmax(mmT(qb, kb).add(bias)) as tf.Tensor2D;
               return mm(p, vb);
             });
             const o = parts.length === 1 ? (parts[0] as tf.Tensor2D) : tf.concat(parts, 0);
