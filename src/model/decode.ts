@@ -157,6 +157,15 @@ export function prefillRows(config: ModelConfig, fresh: number, keys: number): n
   return Math.max(1, Math.floor(ATTENTION_BUDGET / (attentionMaps(config) * fresh * keys)));
 }
 
+/** Rows of `width` ints as one packed Int32Array (Array.prototype.flat is slow per step). */
+function flatRows(rows: readonly (readonly number[])[], width: number): Int32Array {
+  const out = new Int32Array(rows.length * width);
+  rows.forEach((row, i) => {
+    for (let j = 0; j < width; j++) out[i * width + j] = row[j] as number;
+  });
+  return out;
+}
+
 function kvOf(p: { kv: LayerKV[] }): LayerKV[] {
   return p.kv;
 }
@@ -321,11 +330,21 @@ export async function extendAndGenerate(
         ...(pastKV ? { past: pastKV } : {}),
         ...(pastCopyKeys ? { pastCopyKeys } : {}),
         ...(copyNext
-          ? { copyNext: tf.tensor2d(copyNext.slice(from, from + n).flat(), [n, P + N], "int32") }
+          ? {
+              copyNext: tf.tensor2d(
+                flatRows(copyNext.slice(from, from + n), P + N),
+                [n, P + N],
+                "int32",
+              ),
+            }
           : {}),
         ...(prevKey
           ? {
-              copyPrevKey: tf.tensor2d(prevKey.slice(from, from + n).flat(), [n, P + N], "int32"),
+              copyPrevKey: tf.tensor2d(
+                flatRows(prevKey.slice(from, from + n), P + N),
+                [n, P + N],
+                "int32",
+              ),
               pastCopyQuery: tf.concat(
                 part.map((r) => r.cache?.copyQuery ?? tf.zeros([1, d])),
                 0,
@@ -532,12 +551,12 @@ export async function extendAndGenerate(
           ...(copyKeys && copyRows
             ? {
                 pastCopyKeys: copyKeys,
-                copyNext: tf.tensor2d(copyRows.flat(), [n, width + 1], "int32"),
+                copyNext: tf.tensor2d(flatRows(copyRows, width + 1), [n, width + 1], "int32"),
               }
             : {}),
           ...(prevRows && copyQuery
             ? {
-                copyPrevKey: tf.tensor2d(prevRows.flat(), [n, width + 1], "int32"),
+                copyPrevKey: tf.tensor2d(flatRows(prevRows, width + 1), [n, width + 1], "int32"),
                 pastCopyQuery: copyQuery,
               }
             : {}),
