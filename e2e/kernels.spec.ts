@@ -22,7 +22,13 @@ test("custom WebGPU kernels match the reference ops with fewer dispatches", asyn
   expect(results.error, "the page should finish without an error").toBeUndefined();
   expect(results.backend).toBe("webgpu");
   expect(results.gpuErrors, "no WebGPU validation or shader errors").toEqual([]);
-  expect(results.checks.length).toBeGreaterThanOrEqual(14);
+  expect(results.checks.length).toBeGreaterThanOrEqual(16);
+  // The decoding step's kernels (webgpu/decodestep.ts): one block, and both heads.
+  for (const name of ["decodeLayer", "copyDecodeHead"])
+    expect(
+      results.checks.some((c) => c.name.startsWith(name)),
+      `${name} ran`,
+    ).toBe(true);
   for (const check of results.checks) {
     for (const [what, diff] of Object.entries(check.diffs))
       expect(diff, `${check.name}: max abs diff of ${what}`).toBeLessThan(1e-4);

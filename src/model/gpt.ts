@@ -3,12 +3,15 @@ import { Rng } from "../env/rng";
 import { COPY_TARGET_DIM, type ModelConfig, validateConfig } from "./config";
 import { explicitTransposes, gatherRows, mm, mmT } from "./ops";
 import {
+  copyDecodeHead,
   decodeAttention,
+  decodeLayer,
   embedSum,
   fusedAttention,
   fusedKernelsActive,
   layerNorm as fusedLayerNorm,
   matMulBiasGelu,
+  recordingGradients,
 } from "./webgpu";
 
 export { gatherRows } from "./ops";
@@ -378,7 +381,7 @@ export class GPT {
     // On webgpu, fused kernels (src/model/webgpu): FlashAttention for a call's queries, one
     // dispatch per layer for a decoding step.
     const fused = fusedKernelsActive();
-    const keyBias = opts.keyMask ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
+    const keyBias = opts.keyMask && !fused ? (opts.keyMask.sub(1).mul(1e9) as tf.Tensor2D) : null;
     // Additive attention bias: causal (key s <= past + query i), and key padding.
     const bias4 =
       perHead || fused
@@ -397,6 +400,13 @@ export class GPT {
     const heads = (t: tf.Tensor2D) =>
       t.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
     for (let i = 0; i < L; i++) {
+      if (fused && T === 1 && opts.past?.[i] && !recordingGradients()) {
+        // Decoding step on webgpu: the whole block as one kernel (webgpu/decodestep.ts).
+        const r = this.fusedDecodeLayer(i, x, opts.past[i] as LayerKV, opts.keyMask, B, S);
+        x = r.x;
+        if (opts.returnKV) kvOut.push({ k: r.k, v: r.v });
+        continue;
+      }
       const h = this.layerNorm(x, `h${i}.ln1.g`, `h${i}.ln1.b`);
       const wqkv = this.w(`h${i}.attn.wqkv`) as tf.Tensor2D;
       const bqkv = this.w(`h${i}.attn.bqkv`) as tf.Tensor1D;
@@ -524,6 +534,16 @@ export class GPT {
     const S = pastLen + T;
     const { out, kv: kvOut } = this.trunk(ids, opts);
     const hidden = out.reshape([B, T, d]) as tf.Tensor3D;
+    if (fusedKernelsActive()) {
+      // Decoding step on webgpu: both heads as one kernel (webgpu/decodestep.ts).
+      const heads = this.fusedDecodeHeads(out, opts, T);
+      if (heads) {
+        heads.hidden = hidden;
+        if (opts.returnKV) heads.kv = kvOut;
+        else heads.copyKeys = undefined;
+        return heads;
+      }
+    }
     // The positions whose next token is wanted: all, or the last only.
     const Q = opts.lastOnly ? 1 : T;
     const query = opts.lastOnly
@@ -679,6 +699,94 @@ export class GPT {
       .gather(padded, prevKey.add(rowOffset).add(tf.scalar(1, "int32")))
       .reshape([B, 1, S]) as tf.Tensor3D;
     return { prior, ...last };
+  }
+
+  /** decodeLayer (webgpu/decodestep.ts) for layer i: one token per row over its cached keys. */
+  private fusedDecodeLayer(
+    i: number,
+    x: tf.Tensor2D,
+    past: LayerKV,
+    keyMask: tf.Tensor2D | undefined,
+    B: number,
+    S: number,
+  ): { x: tf.Tensor2D; k: tf.Tensor4D; v: tf.Tensor4D } {
+    const w = (n: string) => this.w(`h${i}.${n}`) as tf.Tensor as never;
+    return decodeLayer(
+      x,
+      {
+        ln1g: w("ln1.g"),
+        ln1b: w("ln1.b"),
+        wqkv: w("attn.wqkv"),
+        bqkv: w("attn.bqkv"),
+        wo: w("attn.wo"),
+        bo: w("attn.bo"),
+        ln2g: w("ln2.g"),
+        ln2b: w("ln2.b"),
+        w1: w("mlp.w1"),
+        b1: w("mlp.b1"),
+        w2: w("mlp.w2"),
+        b2: w("mlp.b2"),
+      },
+      past.k,
+      past.v,
+      keyMask ?? (tf.ones([B, S]) as tf.Tensor2D),
+    );
+  }
+
+  /**
+   * forward()'s heads as one kernel (webgpu/decodestep.ts) for a decoding step: one new token per
+   * row with cached copy keys, mixture false, copyHead + copyContinue + copyTarget; else null.
+   */
+  private fusedDecodeHeads(
+    out: tf.Tensor2D,
+    opts: ForwardOptions,
+    T: number,
+  ): ForwardResult | null {
+    const c = this.config;
+    if (
+      T !== 1 ||
+      !c.copyHead ||
+      !c.copyContinue ||
+      !c.copyTarget ||
+      opts.mixture !== false ||
+      !opts.pastCopyKeys ||
+      !opts.copyNext ||
+      !opts.copyPrevKey ||
+      !opts.pastCopyQuery ||
+      recordingGradients()
+    )
+      return null;
+    const [B, P] = opts.pastCopyKeys.shape;
+    const S = P + 1;
+    const w = (n: string) => this.w(n) as tf.Tensor as never;
+    const r = copyDecodeHead(
+      {
+        h: out,
+        wte: w("wte"),
+        wq: w("copy.wq"),
+        wk: w("copy.wk"),
+        cb: w("copy.b"),
+        cont: w("copy.cont"),
+        wc: w("copy.wc"),
+        tok: w("copy.tok"),
+        tbias: w("copy.bias"),
+        pastKeys: opts.pastCopyKeys,
+        keyMask: opts.keyMask ?? (tf.ones([B, S]) as tf.Tensor2D),
+        prevKey: opts.copyPrevKey,
+        pastQuery: opts.pastCopyQuery,
+        next: opts.copyNext,
+        ...(this.copyEmitTable ? { emit: this.emitTensor(this.copyEmitTable) } : {}),
+      },
+      COPY_CONTINUE_SCALE,
+      COPY_TARGET_SCALE,
+    );
+    return {
+      logits: r.logits,
+      hidden: r.logits as unknown as tf.Tensor3D,
+      copy: { scores: r.scores, next: r.writes },
+      copyKeys: r.keys,
+      ...(opts.returnKV ? { copyQuery: r.query } : {}),
+    };
   }
 
   /** Copies every weight from a model of the same config (e.g. a frozen reference, or a restore). */

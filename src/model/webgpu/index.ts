@@ -27,6 +27,17 @@ import {
   referenceAttention,
   runFusedAttention,
 } from "./attention";
+import {
+  type CopyDecodeInputs,
+  type CopyDecodeResult,
+  type DecodeLayerResult,
+  type DecodeLayerWeights,
+  decodeStepKernelConfigs,
+  referenceCopyDecodeHead,
+  referenceDecodeLayer,
+  runCopyDecodeHead,
+  runDecodeLayer,
+} from "./decodestep";
 import { embedGradConfigs, embedKernelConfigs, referenceEmbedSum, runEmbedSum } from "./embed";
 import {
   geluGradConfigs,
@@ -49,10 +60,22 @@ import {
   runLayerNorm,
 } from "./layernorm";
 
-export type { AdamWEntry, AdamWHyper, AdamWResult, AttentionOptions, DecodeOptions };
+export type {
+  AdamWEntry,
+  AdamWHyper,
+  AdamWResult,
+  AttentionOptions,
+  CopyDecodeInputs,
+  CopyDecodeResult,
+  DecodeLayerResult,
+  DecodeLayerWeights,
+  DecodeOptions,
+};
 export {
   referenceAttention,
+  referenceCopyDecodeHead,
   referenceDecodeAttention,
+  referenceDecodeLayer,
   referenceEmbedSum,
   referenceLayerNorm,
   referenceMatMulBiasGelu,
@@ -71,6 +94,7 @@ export function registerWebGpuKernels(): void {
     ...geluKernelConfigs(),
     ...adamWKernelConfigs(),
     ...embedKernelConfigs(),
+    ...decodeStepKernelConfigs(),
   ])
     if (!tf.getKernel(config.kernelName, config.backendName)) tf.registerKernel(config);
   for (const config of [
@@ -93,6 +117,11 @@ export function setFusedKernels(on: boolean): void {
 /** Whether the model runs its fused kernels: on the webgpu backend, unless turned off. */
 export function fusedKernelsActive(): boolean {
   return enabled && tf.getBackend() === "webgpu";
+}
+
+/** True while tfjs records gradients (decodeLayer and copyDecodeHead have none). */
+export function recordingGradients(): boolean {
+  return tf.engine().state.gradientDepth > 0;
 }
 
 function onWebGpu(): boolean {
@@ -158,6 +187,38 @@ export function matMulBiasGelu(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): 
  */
 export function embedSum(tables: tf.Tensor2D[], ids: tf.Tensor1D[] | tf.Tensor2D): tf.Tensor2D {
   return onWebGpu() ? runEmbedSum(tables, ids) : referenceEmbedSum(tables, ids);
+}
+
+/**
+ * One pre-norm block for one new token per row over cached keys and values (decoding, no
+ * gradient): x [B, d], pastK/V [B, H, P, hd], keyMask [B, P + 1] -> x', k, v [B, H, P + 1, hd].
+ * One kernel (7 dispatches) on webgpu (decodestep.ts); plain ops elsewhere.
+ */
+export function decodeLayer(
+  x: tf.Tensor2D,
+  weights: DecodeLayerWeights,
+  pastK: tf.Tensor4D,
+  pastV: tf.Tensor4D,
+  keyMask: tf.Tensor2D,
+): DecodeLayerResult {
+  return onWebGpu()
+    ? runDecodeLayer(x, weights, pastK, pastV, keyMask)
+    : referenceDecodeLayer(x, weights, pastK, pastV, keyMask);
+}
+
+/**
+ * gpt.ts forward()'s heads at one query per row with cached copy keys (copyHead, copyContinue,
+ * copyTarget; decoding, no gradient): vocabulary logits, copy scores, keys, query, what each
+ * pointer writes. One kernel (7-8 dispatches) on webgpu; plain ops elsewhere.
+ */
+export function copyDecodeHead(
+  inputs: CopyDecodeInputs,
+  contScale: number,
+  targetScale: number,
+): CopyDecodeResult {
+  return onWebGpu()
+    ? runCopyDecodeHead(inputs, contScale, targetScale)
+    : referenceCopyDecodeHead(inputs, contScale, targetScale);
 }
 
 function requireWebGpu(what: string): void {

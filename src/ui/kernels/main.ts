@@ -14,13 +14,17 @@ import * as tf from "@tensorflow/tfjs";
 import type { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
 import { AdamW, type OptimizerState, type StepReport } from "../../model/optim";
 import {
+  copyDecodeHead,
   decodeAttention,
+  decodeLayer,
   embedSum,
   fusedAttention,
   layerNorm,
   matMulBiasGelu,
   referenceAttention,
+  referenceCopyDecodeHead,
   referenceDecodeAttention,
+  referenceDecodeLayer,
   referenceEmbedSum,
   referenceLayerNorm,
   referenceMatMulBiasGelu,
@@ -346,6 +350,142 @@ async function checkMatMulBiasGelu(
  * embedSum over `rows.length` tables of width d against gather + add: output and the gradient of
  * sum(out * w) in every table; ids random, one row of them position-like, a few repeated.
  */
+/** Max abs diffs of two lists of tensors, under the given names (int tensors compared as floats). */
+async function diffsOf(
+  names: string[],
+  a: tf.Tensor[],
+  b: tf.Tensor[],
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < names.length; i++)
+    out[names[i] as string] = await maxAbsDiff(
+      (a[i] as tf.Tensor).toFloat(),
+      (b[i] as tf.Tensor).toFloat(),
+    );
+  return out;
+}
+
+/** decodeLayer (one block, one token per row over a cache) against its plain-ops reference. */
+async function checkDecodeLayer(seed: number): Promise<KernelCheck> {
+  const start = performance.now();
+  const rand = rng(seed);
+  const [B, H, P, hd, m] = [3, 2, 20, 16, 72];
+  const d = H * hd;
+  const small = <R extends tf.Rank>(shape: number[], s = 0.2) =>
+    tf.tidy(() => randn<R>(rand, shape).mul(s)) as tf.Tensor<R>;
+  const wts = {
+    ln1g: tf.tidy(() => small<tf.Rank.R1>([d]).add(1)) as tf.Tensor1D,
+    ln1b: small<tf.Rank.R1>([d]),
+    wqkv: small<tf.Rank.R2>([d, 3 * d]),
+    bqkv: small<tf.Rank.R1>([3 * d]),
+    wo: small<tf.Rank.R2>([d, d]),
+    bo: small<tf.Rank.R1>([d]),
+    ln2g: tf.tidy(() => small<tf.Rank.R1>([d]).add(1)) as tf.Tensor1D,
+    ln2b: small<tf.Rank.R1>([d]),
+    w1: small<tf.Rank.R2>([d, m]),
+    b1: small<tf.Rank.R1>([m]),
+    w2: small<tf.Rank.R2>([m, d]),
+    b2: small<tf.Rank.R1>([d]),
+  };
+  const x = randn<tf.Rank.R2>(rand, [B, d]);
+  const pk = randn<tf.Rank.R4>(rand, [B, H, P, hd]);
+  const pv = randn<tf.Rank.R4>(rand, [B, H, P, hd]);
+  // Row 0 left-padded, row 1 holes, row 2 with only its new key.
+  const mask = tf.tidy(() =>
+    tf.concat([makeMask(rand, 2, P + 1), tf.oneHot([P], P + 1).toFloat()], 0),
+  ) as tf.Tensor2D;
+  const before = dispatches;
+  const mine = decodeLayer(x, wts, pk, pv, mask);
+  await Promise.all([mine.x.data(), mine.k.data(), mine.v.data()]);
+  const kernelDispatches = dispatches - before;
+  const before2 = dispatches;
+  const ref = referenceDecodeLayer(x, wts, pk, pv, mask);
+  await Promise.all([ref.x.data(), ref.k.data(), ref.v.data()]);
+  const refDispatches = dispatches - before2;
+  const diffs = await diffsOf(["x", "k", "v"], [mine.x, mine.k, mine.v], [ref.x, ref.k, ref.v]);
+  tf.dispose([mine.x, mine.k, mine.v, ref.x, ref.k, ref.v, x, pk, pv, mask, ...Object.values(wts)]);
+  return {
+    name: `decodeLayer B=${B} H=${H} P=${P} hd=${hd} mlp=${m}`,
+    diffs,
+    dispatches: { kernel: kernelDispatches, reference: refDispatches },
+    seconds: (performance.now() - start) / 1000,
+  };
+}
+
+/** copyDecodeHead (vocabulary + copy heads of one decoding step) against its plain-ops reference. */
+async function checkCopyDecodeHead(seed: number): Promise<KernelCheck> {
+  const start = performance.now();
+  const rand = rng(seed);
+  const [B, P, d, V, r] = [3, 25, 32, 90, 8];
+  const S = P + 1;
+  const small = <R extends tf.Rank>(shape: number[], s = 0.3) =>
+    tf.tidy(() => randn<R>(rand, shape).mul(s)) as tf.Tensor<R>;
+  const ints = (n: number, hi: number, lo = 0) =>
+    Array.from({ length: n }, () => lo + Math.floor(rand() * (hi - lo)));
+  // Key j's predecessor: j - 1, with a row-0 left padding of 3 (-1 there) and a jump in row 1.
+  const prev = new Int32Array(B * S);
+  for (let b = 0; b < B; b++)
+    for (let j = 0; j < S; j++)
+      prev[b * S + j] = b === 0 && j < 4 ? -1 : b === 1 && j === 10 ? 6 : j - 1;
+  const next = ints(B * S, V);
+  const emitTable = Int32Array.from({ length: V }, (_, i) => (i % 7 === 3 ? 5 : i));
+  const inputs = {
+    h: randn<tf.Rank.R2>(rand, [B, d]),
+    wte: small<tf.Rank.R2>([V, d]),
+    wq: small<tf.Rank.R2>([d, d]),
+    wk: small<tf.Rank.R2>([d, d]),
+    cb: small<tf.Rank.R1>([1]),
+    cont: small<tf.Rank.R1>([1], 1),
+    wc: small<tf.Rank.R2>([d, r]),
+    tok: small<tf.Rank.R2>([V, r]),
+    tbias: small<tf.Rank.R2>([V, 1]),
+    pastKeys: randn<tf.Rank.R3>(rand, [B, P, d]),
+    keyMask: tf.tidy(() =>
+      makeMask(rand, B, S)
+        .mul(
+          tf
+            .oneHot([S - 1], S)
+            .toFloat()
+            .sub(1)
+            .neg(),
+        )
+        .add(tf.oneHot([S - 1], S).toFloat()),
+    ) as tf.Tensor2D,
+    prevKey: tf.tensor2d(prev, [B, S], "int32"),
+    pastQuery: randn<tf.Rank.R2>(rand, [B, d]),
+    next: tf.tensor2d(next, [B, S], "int32"),
+    emit: tf.tensor1d(emitTable, "int32"),
+  };
+  const flat = (o: ReturnType<typeof copyDecodeHead>) => [
+    o.logits,
+    // Masked scores are ~-1e9 (float32 steps of 64 there): compared clamped.
+    tf.maximum(o.scores, -1e6),
+    o.keys,
+    o.query,
+    o.writes,
+  ];
+  const before = dispatches;
+  const mine = copyDecodeHead(inputs, 10, 30);
+  await Promise.all(
+    [mine.logits, mine.scores, mine.keys, mine.query, mine.writes].map((t) => t.data()),
+  );
+  const kernelDispatches = dispatches - before;
+  const before2 = dispatches;
+  const ref = referenceCopyDecodeHead(inputs, 10, 30);
+  await Promise.all([ref.logits, ref.scores, ref.keys, ref.query, ref.writes].map((t) => t.data()));
+  const refDispatches = dispatches - before2;
+  const a = tf.tidy(() => flat(mine));
+  const b = tf.tidy(() => flat(ref));
+  const diffs = await diffsOf(["logits", "scores", "keys", "query", "writes"], a, b);
+  tf.dispose([...a, ...b, ...Object.values(mine), ...Object.values(ref), ...Object.values(inputs)]);
+  return {
+    name: `copyDecodeHead B=${B} P=${P} d=${d} V=${V} r=${r}`,
+    diffs,
+    dispatches: { kernel: kernelDispatches, reference: refDispatches },
+    seconds: (performance.now() - start) / 1000,
+  };
+}
+
 async function checkEmbedSum(
   rows: number[],
   n: number,
@@ -672,6 +812,8 @@ async function main(): Promise<void> {
       await checkMatMulBiasGelu(64, 64, 256, seed++),
       await checkEmbedSum([50, 12, 50, 50, 50, 50], 40, 16, seed++),
       await checkEmbedSum([30, 8, 30, 30, 30, 30, 9], 37, 64, seed++),
+      await checkDecodeLayer(seed++),
+      await checkCopyDecodeHead(seed++),
     ]) {
       progress(`${check.name}: ${JSON.stringify(check.diffs)} ${JSON.stringify(check.dispatches)}`);
       results.checks.push(check);
