@@ -473,27 +473,14 @@ export class GPT {
             v: past ? tf.concat([past.v, v4], 2) : v4,
           });
         }
-      } else if (fused) {
-        const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
-        let kh = heads(k);
-        let vh = heads(v);
-        if (past) {
-          kh = tf.concat([past.k, kh], 2);
-          vh = tf.concat([past.v, vh], 2);
-        }
-        if (opts.returnKV) kvOut.push({ k: kh, v: vh });
-        const flat = (t: tf.Tensor4D) => t.reshape([B * H, t.shape[2], hd]) as tf.Tensor3D;
-        const mask = opts.keyMask ?? (tf.ones([B, S]) as tf.Tensor2D);
-        const att =
-          T === 1
-            ? decodeAttention(flat(heads(q)), flat(kh), flat(vh), mask)
-            : fusedAttention(flat(heads(q)), flat(kh), flat(vh), { keyMask: mask });
-        merged = att
-          .reshape([B, H, T, hd])
-          .transpose([0, 2, 1, 3])
-          .reshape([B * T, d]);
       } else {
-        const [q, k, v] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+        // One [B, heads, keys, headDim] layout for every row: fused kernels on webgpu, the stock
+        // batched products elsewhere.
+        const [q, k, v] = tf.split(qkv as tf.Tensor2D, 3, 1) as [
+          tf.Tensor2D,
+          tf.Tensor2D,
+          tf.Tensor2D,
+        ];
         let kh = heads(k);
         let vh = heads(v);
         if (past) {
@@ -501,11 +488,22 @@ export class GPT {
           vh = tf.concat([past.v, vh], 2);
         }
         if (opts.returnKV) kvOut.push({ k: kh, v: vh });
-        const scores = tf
-          .matMul(heads(q), kh, false, true)
-          .mul(1 / Math.sqrt(hd))
-          .add(bias4 as tf.Tensor);
-        const att = tf.matMul(tf.softmax(scores), vh); // [B, H, T, hd]
+        let att: tf.Tensor4D; // [B, H, T, hd]
+        if (fused) {
+          const flat = (t: tf.Tensor4D) => t.reshape([B * H, t.shape[2], hd]) as tf.Tensor3D;
+          const mask = opts.keyMask ?? (tf.ones([B, S]) as tf.Tensor2D);
+          att = (
+            T === 1
+              ? decodeAttention(flat(heads(q)), flat(kh), flat(vh), mask)
+              : fusedAttention(flat(heads(q)), flat(kh), flat(vh), { keyMask: mask })
+          ).reshape([B, H, T, hd]);
+        } else {
+          const scores = tf
+            .matMul(heads(q), kh, false, true)
+            .mul(1 / Math.sqrt(hd))
+            .add(bias4 as tf.Tensor);
+          att = tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D;
+        }
         merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
       }
       x = x.add(
