@@ -69,7 +69,10 @@ export interface ForwardOptions {
 export interface CopyScores {
   /** s[b, t, j] for every key j: -1e9 where j is not an earlier position [B, T, S]. */
   scores: tf.Tensor3D;
-  /** The token a pointer to key j copies [B, S] (int32). */
+  /**
+   * The token after key j [B, S] (int32): what a pointer to it writes, through
+   * GPT.copyEmitTable where the config maps it (mixtureLogProbs takes the mapped tokens).
+   */
   next: tf.Tensor2D;
 }
 
@@ -591,10 +594,7 @@ export class GPT {
         const perToken = mmT(qc, this.w("copy.tok") as tf.Tensor2D).add(
           this.w("copy.bias").reshape([1, V]),
         );
-        const offsets = tf
-          .range(0, B * V, V, "int32")
-          .reshape([B, 1])
-          .tile([1, S]);
+        const offsets = tf.range(0, B * V, V, "int32").reshape([B, 1]); // broadcast: tile is slower
         const term = tf.gather(perToken.reshape([B * V]), next.add(offsets).reshape([B * S]));
         scores = scores.add(term.reshape([B, 1, S]).mul(COPY_TARGET_SCALE)) as tf.Tensor3D;
       } else {
@@ -610,15 +610,17 @@ export class GPT {
       }
     }
     // What each pointer writes: the token after its key, or its ModelConfig.copyEmit mapping.
+    // Only the mixture needs it as a tensor; callers of the scores apply copyEmitTable in JS (a
+    // gather over every key is a decoding step's slowest op on wasm).
+    if (opts.mixture === false) {
+      result.copy = { scores, next };
+      return result;
+    }
     const writes = this.copyEmitTable
       ? (tf
           .gather(this.emitTensor(this.copyEmitTable), next.reshape([B * S]))
           .reshape([B, S]) as tf.Tensor2D)
       : next;
-    if (opts.mixture === false) {
-      result.copy = { scores, next: writes };
-      return result;
-    }
     result.logits = mixtureLogProbs(vocab, { scores, next: writes });
     return result;
   }
@@ -689,10 +691,7 @@ export class GPT {
     // row b's entries at b * (S + 1): tfjs wasm's gather with batchDims reads other rows'
     // entries (tfjs #8658), which sampled from a wrong distribution on wasm.
     const padded = tf.concat([tf.zeros([B, 1]), a], 1).reshape([B * (S + 1)]);
-    const rowOffset = tf
-      .range(0, B * (S + 1), S + 1, "int32")
-      .reshape([B, 1])
-      .tile([1, S]);
+    const rowOffset = tf.range(0, B * (S + 1), S + 1, "int32").reshape([B, 1]);
     const prior = tf
       .gather(padded, prevKey.add(rowOffset).add(tf.scalar(1, "int32")))
       .reshape([B, 1, S]) as tf.Tensor3D;
