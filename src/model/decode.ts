@@ -2,7 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../env/rng";
 import { paddedLength } from "./buckets";
 import type { ModelConfig } from "./config";
-import type { GPT, LayerKV } from "./gpt";
+import type { ForwardResult, GPT, LayerKV } from "./gpt";
 import type { TimeSplit } from "./timeSplit";
 import { EOA, PAD } from "./tokenizer";
 
@@ -166,8 +166,15 @@ function flatRows(rows: readonly (readonly number[])[], width: number): Int32Arr
   return out;
 }
 
-function kvOf(p: { kv: LayerKV[] }): LayerKV[] {
-  return p.kv;
+/** What a decoding call keeps of a forward pass over n rows with `keys` keys: logits [n, V], the cache, the copy head's scores [n, keys]. */
+function stepTensors(r: ForwardResult, n: number, V: number, keys: number) {
+  return {
+    logits: r.logits.reshape([n, V]) as tf.Tensor2D,
+    kv: r.kv as LayerKV[],
+    copyKeys: r.copyKeys,
+    scores: r.copy ? (r.copy.scores.reshape([n, keys]) as tf.Tensor2D) : undefined,
+    copyQuery: r.copyQuery,
+  };
 }
 
 /** One row to decode: its cache (null = none) and the tokens that extend it (the whole context without one). */
@@ -355,13 +362,7 @@ export async function extendAndGenerate(
         lastOnly: true,
         mixture: false,
       });
-      return {
-        logits: r.logits.reshape([n, V]) as tf.Tensor2D,
-        kv: r.kv as LayerKV[],
-        copyKeys: r.copyKeys,
-        scores: r.copy ? (r.copy.scores.reshape([n, P + N]) as tf.Tensor2D) : undefined,
-        copyQuery: r.copyQuery,
-      };
+      return stepTensors(r, n, V, P + N);
     });
   // Rows in chunks whose attention maps fit the budget (wasm's heap), then stacked.
   const perChunk = prefillRows(model.config, N, P + N);
@@ -383,7 +384,7 @@ export async function extendAndGenerate(
               : undefined;
           return {
             logits: cat((p) => p.logits) as tf.Tensor2D,
-            kv: kvOf(parts[0] as ReturnType<typeof prefill>).map((_, l) => ({
+            kv: (parts[0] as ReturnType<typeof prefill>).kv.map((_, l) => ({
               k: cat((p) => p.kv[l]?.k) as tf.Tensor4D,
               v: cat((p) => p.kv[l]?.v) as tf.Tensor4D,
             })),
@@ -563,13 +564,7 @@ export async function extendAndGenerate(
           returnKV: true,
           mixture: false,
         });
-        return {
-          logits: out.logits.reshape([n, V]) as tf.Tensor2D,
-          kv: out.kv as LayerKV[],
-          copyKeys: out.copyKeys,
-          scores: out.copy ? (out.copy.scores.reshape([n, width + 1]) as tf.Tensor2D) : undefined,
-          copyQuery: out.copyQuery,
-        };
+        return stepTensors(out, n, V, width + 1);
       });
       for (let k = K - 1; k > 0; k--) before[k]?.set(before[k - 1] as Int32Array);
       before[0]?.set(fedNext);
