@@ -540,13 +540,8 @@ export class GPT {
     const hidden = out.reshape([B, T, d]) as tf.Tensor3D;
     if (fusedKernelsActive()) {
       // Decoding step on webgpu: both heads as one kernel (webgpu/decodestep.ts).
-      const heads = this.fusedDecodeHeads(out, opts, T);
-      if (heads) {
-        heads.hidden = hidden;
-        if (opts.returnKV) heads.kv = kvOut;
-        else heads.copyKeys = undefined;
-        return heads;
-      }
+      const heads = this.fusedDecodeHeads(out, hidden, opts, T);
+      if (heads) return opts.returnKV ? { ...heads, kv: kvOut } : heads;
     }
     // The positions whose next token is wanted: all, or the last only.
     const Q = opts.lastOnly ? 1 : T;
@@ -739,6 +734,7 @@ export class GPT {
    */
   private fusedDecodeHeads(
     out: tf.Tensor2D,
+    hidden: tf.Tensor3D,
     opts: ForwardOptions,
     T: number,
   ): ForwardResult | null {
@@ -782,10 +778,9 @@ export class GPT {
     );
     return {
       logits: r.logits,
-      hidden: r.logits as unknown as tf.Tensor3D,
+      hidden,
       copy: { scores: r.scores, next: r.writes },
-      copyKeys: r.keys,
-      ...(opts.returnKV ? { copyQuery: r.query } : {}),
+      ...(opts.returnKV ? { copyKeys: r.keys, copyQuery: r.query } : {}),
     };
   }
 
