@@ -23,8 +23,9 @@ test("custom WebGPU kernels match the reference ops with fewer dispatches", asyn
   expect(results.backend).toBe("webgpu");
   expect(results.gpuErrors, "no WebGPU validation or shader errors").toEqual([]);
   expect(results.checks.length).toBeGreaterThanOrEqual(16);
-  // The decoding step's kernels (webgpu/decodestep.ts): one block, and both heads.
-  for (const name of ["decodeLayer", "copyDecodeHead"])
+  // The decoding step's kernels (webgpu/decodestep.ts): one block, and both heads; the packed
+  // training path (linear.ts, attention.ts).
+  for (const name of ["decodeLayer", "copyDecodeHead", "linear", "attentionPacked"])
     expect(
       results.checks.some((c) => c.name.startsWith(name)),
       `${name} ran`,

@@ -88,6 +88,15 @@ interface IterationRow {
   tokens: number;
 }
 
+/** On webgpu: dispatches per decoding and training step, fused and with stock ops, and the cut. */
+function gpuDetail(r: BenchResult): string {
+  if (r.dispatchesPerDecodeStep === undefined) return "";
+  const d = `dispatches ${r.dispatchesPerDecodeStep.toFixed(0)}/step, ${r.dispatchesPerTrainStep?.toFixed(0)}/train`;
+  if (r.stockDispatchesPerDecodeStep === undefined) return ` (${d})`;
+  const cut = (stock: number, fused: number) => `${(stock / Math.max(fused, 1)).toFixed(1)}x`;
+  return ` (${d}; stock ops: ${r.stockKernelsPerDecodeStep?.toFixed(0)} kernels and ${r.stockDispatchesPerDecodeStep.toFixed(0)} dispatches/step, ${r.stockKernelsPerTrainStep?.toFixed(0)} and ${r.stockDispatchesPerTrainStep?.toFixed(0)}/train; dispatches cut ${cut(r.stockDispatchesPerDecodeStep, r.dispatchesPerDecodeStep)} decoding, ${cut(r.stockDispatchesPerTrainStep ?? 0, r.dispatchesPerTrainStep ?? 0)} training)`;
+}
+
 /** The iterations --iterations can name. */
 const ITERATIONS: Record<string, { seed: number; tasks: number; pool: number; k: number }> = {
   demo: { seed: 22, tasks: 2, pool: 2, k: 4 },
@@ -104,7 +113,7 @@ function printTable(rows: Row[], unavailable: Unavailable[]): void {
   );
   for (const r of rows) {
     console.log(
-      `${r.where.padEnd(10)}${r.backend.padEnd(9)}${r.ceilingGflops.toFixed(1).padStart(12)}  ${`${f(r.decodeTokensPerSecond, 5)} B=${r.opts.batch}`.padEnd(11)}${pct(r.decodeFraction)}  ${`${f(r.decodeWaveTokensPerSecond, 5)} W=${r.opts.wave}`.padEnd(11)}${pct(r.decodeWaveFraction)}  ${f(r.scoreTokensPerSecond)} ${pct(r.scoreFraction)}  ${f(r.trainTokensPerSecond)} ${pct(r.trainFraction)}  ${f(r.kernelsPerDecodeStep, 12)}  ${f(r.kernelsPerTrainStep, 13)}  ${r.detail ?? ""}${r.stockKernelsPerDecodeStep !== undefined ? ` (stock ops: ${r.stockKernelsPerDecodeStep.toFixed(0)} kernels/step, ${r.stockKernelsPerTrainStep?.toFixed(0)} kernels/train)` : ""}`,
+      `${r.where.padEnd(10)}${r.backend.padEnd(9)}${r.ceilingGflops.toFixed(1).padStart(12)}  ${`${f(r.decodeTokensPerSecond, 5)} B=${r.opts.batch}`.padEnd(11)}${pct(r.decodeFraction)}  ${`${f(r.decodeWaveTokensPerSecond, 5)} W=${r.opts.wave}`.padEnd(11)}${pct(r.decodeWaveFraction)}  ${f(r.scoreTokensPerSecond)} ${pct(r.scoreFraction)}  ${f(r.trainTokensPerSecond)} ${pct(r.trainFraction)}  ${f(r.kernelsPerDecodeStep, 12)}  ${f(r.kernelsPerTrainStep, 13)}  ${r.detail ?? ""}${gpuDetail(r)}`,
     );
   }
   for (const u of unavailable)

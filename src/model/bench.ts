@@ -7,7 +7,7 @@ import { GPT } from "./gpt";
 import { AdamW } from "./optim";
 import { tokenLogProbs } from "./score";
 import { emptyTimeSplit } from "./timeSplit";
-import { fusedKernelsActive, setFusedKernels } from "./webgpu";
+import { dispatchCount, fusedKernelsActive, setFusedKernels, watchDispatches } from "./webgpu";
 
 export interface BenchOptions {
   /** Rows of the small decoding batch. */
@@ -45,9 +45,14 @@ export interface BenchResult {
   /** Kernels (dispatches on a GPU) per decoding step of the batch, and per training micro-batch. */
   kernelsPerDecodeStep: number;
   kernelsPerTrainStep: number;
+  /** On webgpu: the GPU dispatches behind those kernels (webgpu/dispatches.ts). */
+  dispatchesPerDecodeStep?: number;
+  dispatchesPerTrainStep?: number;
   /** On webgpu: the same counts with the fused kernels off (stock tfjs ops), for comparison. */
   stockKernelsPerDecodeStep?: number;
   stockKernelsPerTrainStep?: number;
+  stockDispatchesPerDecodeStep?: number;
+  stockDispatchesPerTrainStep?: number;
 }
 
 async function timed(reps: number, fn: () => Promise<void>): Promise<number> {
@@ -57,14 +62,18 @@ async function timed(reps: number, fn: () => Promise<void>): Promise<number> {
   return (performance.now() - t0) / 1000 / reps;
 }
 
-/** Kernels run by `fn` (tf.profile; its result tensors disposed). */
-async function kernelsOf(fn: () => Promise<tf.Tensor | tf.Tensor[]>): Promise<number> {
+/** Kernels run by `fn` (tf.profile; its result tensors disposed), and on webgpu its dispatches. */
+async function kernelsOf(
+  fn: () => Promise<tf.Tensor | tf.Tensor[]>,
+): Promise<{ kernels: number; dispatches: number }> {
+  watchDispatches();
+  const before = dispatchCount();
   const info = await tf.profile(async () => {
     const out = await fn();
     return out;
   });
   tf.dispose(info.result);
-  return info.kernels.length;
+  return { kernels: info.kernels.length, dispatches: dispatchCount() - before };
 }
 
 /** The best GFLOP/s of plain 2-D matmuls: square 512 and the model's own [T, d] x [d, n] shapes. */
@@ -152,27 +161,26 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
     rng,
     1,
   );
-  const decodeKernels = async () =>
-    ((await kernelsOf(async () => {
+  // A decoding step: the kernels of a 3-token run less a 1-token run's, over the 2 steps between.
+  const decodeRun = (maxTokens: number) =>
+    kernelsOf(async () => {
       await generate(model, randomRows(opts.batch, 64), {
         temperature: 1,
-        maxTokens: 3,
+        maxTokens,
         rng,
         stopToken: -1,
       });
       return tf.scalar(0);
-    })) -
-      (await kernelsOf(async () => {
-        await generate(model, randomRows(opts.batch, 64), {
-          temperature: 1,
-          maxTokens: 1,
-          rng,
-          stopToken: -1,
-        });
-        return tf.scalar(0);
-      }))) /
-    2;
-  const kernelsPerDecodeStep = await decodeKernels();
+    });
+  const decodeKernels = async () => {
+    const three = await decodeRun(3);
+    const one = await decodeRun(1);
+    return {
+      kernels: (three.kernels - one.kernels) / 2,
+      dispatches: (three.dispatches - one.dispatches) / 2,
+    };
+  };
+  const decodeCount = await decodeKernels();
 
   // One micro-batch row: scored at every agent position (a share of them), trained on them.
   const T = opts.trainTokens;
@@ -207,13 +215,21 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
       await trainStep();
       return tf.scalar(0);
     });
-  const kernelsPerTrainStep = await trainKernels();
-  const stock: Partial<BenchResult> = {};
+  const trainCount = await trainKernels();
+  const gpu: Partial<BenchResult> = {};
+  if (tf.getBackend() === "webgpu") {
+    gpu.dispatchesPerDecodeStep = decodeCount.dispatches;
+    gpu.dispatchesPerTrainStep = trainCount.dispatches;
+  }
   if (fusedKernelsActive()) {
     setFusedKernels(false);
     try {
-      stock.stockKernelsPerDecodeStep = await decodeKernels();
-      stock.stockKernelsPerTrainStep = await trainKernels();
+      const decode = await decodeKernels();
+      const train = await trainKernels();
+      gpu.stockKernelsPerDecodeStep = decode.kernels;
+      gpu.stockKernelsPerTrainStep = train.kernels;
+      gpu.stockDispatchesPerDecodeStep = decode.dispatches;
+      gpu.stockDispatchesPerTrainStep = train.dispatches;
     } finally {
       setFusedKernels(true);
     }
@@ -236,8 +252,8 @@ export async function benchModel(config: ModelConfig, opts: BenchOptions): Promi
     decodeWaveFraction: fraction(wave.gflops),
     scoreFraction: fraction(scoreFlops(config, T, wanted) / score / 1e9),
     trainFraction: fraction(trainFlops(config, T, wanted) / train / 1e9),
-    kernelsPerDecodeStep,
-    kernelsPerTrainStep,
-    ...stock,
+    kernelsPerDecodeStep: decodeCount.kernels,
+    kernelsPerTrainStep: trainCount.kernels,
+    ...gpu,
   };
 }

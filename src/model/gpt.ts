@@ -8,8 +8,10 @@ import {
   decodeLayer,
   embedSum,
   fusedAttention,
+  fusedAttentionPacked,
   fusedKernelsActive,
   layerNorm as fusedLayerNorm,
+  linear,
   matMulBiasGelu,
   recordingGradients,
 } from "./webgpu";
@@ -419,7 +421,10 @@ export class GPT {
       const wo = this.w(`h${i}.attn.wo`) as tf.Tensor2D;
       // Per head on wasm: its own columns of W_qkv and rows of W_o (small weight slices), so no
       // activation is ever sliced by column or concatenated.
-      const qkv = perHead ? null : (mm(h, wqkv).add(bqkv) as tf.Tensor2D);
+      // x W + b: one dispatch on webgpu (bias in the matmul's epilogue), a plain product elsewhere.
+      const affine = (a: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) =>
+        fused ? linear(a, w, b) : (mm(a, w).add(b) as tf.Tensor2D);
+      const qkv = perHead ? null : affine(h, wqkv, bqkv);
       const past = opts.past?.[i];
       let merged: tf.Tensor2D | null = null;
       let projected: tf.Tensor2D | null = null;
@@ -479,6 +484,13 @@ export class GPT {
             v: past ? tf.concat([past.v, v4], 2) : v4,
           });
         }
+      } else if (fused && !past && !opts.returnKV) {
+        // Training and scoring on webgpu: attention straight from x W_qkv + b, out in W_o's layout.
+        merged = fusedAttentionPacked(
+          qkv as tf.Tensor2D,
+          H,
+          opts.keyMask ?? (tf.ones([B, S]) as tf.Tensor2D),
+        );
       } else {
         // One [B, heads, keys, headDim] layout for every row: fused kernels on webgpu, the stock
         // batched products elsewhere.
@@ -512,15 +524,16 @@ export class GPT {
         }
         merged = att.transpose([0, 2, 1, 3]).reshape([B * T, d]) as tf.Tensor2D;
       }
+      const bo = this.w(`h${i}.attn.bo`) as tf.Tensor1D;
       x = x.add(
-        (projected ?? mm(merged as tf.Tensor2D, wo)).add(this.w(`h${i}.attn.bo`)),
+        projected ? projected.add(bo) : affine(merged as tf.Tensor2D, wo, bo),
       ) as tf.Tensor2D;
       const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
       const w1 = this.w(`h${i}.mlp.w1`) as tf.Tensor2D;
       const b1 = this.w(`h${i}.mlp.b1`) as tf.Tensor1D;
       const mlp = fused ? matMulBiasGelu(h2, w1, b1) : this.gelu(mm(h2, w1).add(b1) as tf.Tensor2D);
       x = x.add(
-        mm(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D).add(this.w(`h${i}.mlp.b2`)),
+        affine(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D, this.w(`h${i}.mlp.b2`) as tf.Tensor1D),
       ) as tf.Tensor2D;
     }
     return { out: this.layerNorm(x, "lnf.g", "lnf.b"), kv: kvOut };

@@ -35,6 +35,9 @@ export const ATTENTION_MASKED = "LoopAttentionMasked";
 export const ATTENTION_TRAIN = "LoopAttentionTrain";
 export const ATTENTION_TRAIN_MASKED = "LoopAttentionTrainMasked";
 export const ATTENTION_GRAD = "LoopAttentionGrad";
+export const ATTENTION_PACKED = "LoopAttentionPacked";
+export const ATTENTION_PACKED_TRAIN = "LoopAttentionPackedTrain";
+export const ATTENTION_PACKED_GRAD = "LoopAttentionPackedGrad";
 
 export interface AttentionOptions {
   /** [B, S], 1 = attend, 0 = padding; float32. */
@@ -44,7 +47,7 @@ export interface AttentionOptions {
 }
 
 /**
- * WGSL: the workgroup's `threads` copy `rows` rows of `src` (tile row r = source row `srcRow`, zeros
+ * WGSL: the workgroup's `threads` copy `rows` rows of `src` (tile row r starts at `srcBase`, zeros
  * where `rowValid` is false, times `mul`) into the [rows, hd] workgroup array `tile`.
  */
 function loadTile(
@@ -54,7 +57,7 @@ function loadTile(
   hd: number,
   threads: number,
   rowValid: string,
-  srcRow: string,
+  srcBase: string,
   mul = "",
 ): string {
   const loads = Math.ceil((rows * hd) / threads);
@@ -66,10 +69,56 @@ function loadTile(
         let r = e / ${hd};
         let d = e - r * ${hd};
         var val = 0.0;
-        if (${rowValid}) { val = ${src}[(${srcRow}) * ${hd} + d]${mul}; }
+        if (${rowValid}) { val = ${src}[${srcBase} + d]${mul}; }
         ${tile}[e] = val;
       }
     }`;
+}
+
+/**
+ * Where a program finds its rows. "heads": q [B*H, T, hd], k and v [B*H, S, hd], O, dO and dq
+ * [B*H, T, hd], dk and dv [B*H, S, hd]. "packed" (training and scoring, S = T): q, k and v are the
+ * column blocks of one [B*T, 3D] tensor (x W_qkv + b as it comes, D = H hd) and O, dO, dq, dk,
+ * dv are [B*T, D] (heads side by side, as W_o takes them): no split, no transposes.
+ */
+export type AttentionLayout = "heads" | "packed";
+
+/** WGSL functions giving the first element of (head row bh, position r) in each tensor. */
+function rowFunctions(layout: AttentionLayout, hd: number): string {
+  if (layout === "heads")
+    return `
+    fn qRow(bh : i32, r : i32) -> i32 { return (bh * uniforms.qInShape.y + r) * ${hd}; }
+    fn kRow(bh : i32, r : i32) -> i32 { return (bh * uniforms.kInShape.y + r) * ${hd}; }
+    fn vRow(bh : i32, r : i32) -> i32 { return (bh * uniforms.kInShape.y + r) * ${hd}; }
+    fn oRow(bh : i32, r : i32) -> i32 { return (bh * uniforms.qInShape.y + r) * ${hd}; }
+    fn okRow(bh : i32, r : i32) -> i32 { return (bh * uniforms.kInShape.y + r) * ${hd}; }`;
+  const packed = (part: number, width: string) => `{
+      let b = bh / uniforms.H;
+      let D = uniforms.H * ${hd};
+      return (b * uniforms.T + r) * ${width} + ${part} * D + (bh - b * uniforms.H) * ${hd};
+    }`;
+  return `
+    fn qRow(bh : i32, r : i32) -> i32 ${packed(0, "3 * D")}
+    fn kRow(bh : i32, r : i32) -> i32 ${packed(1, "3 * D")}
+    fn vRow(bh : i32, r : i32) -> i32 ${packed(2, "3 * D")}
+    fn oRow(bh : i32, r : i32) -> i32 ${packed(0, "D")}
+    fn okRow(bh : i32, r : i32) -> i32 { return oRow(bh, r); }`;
+}
+
+/** WGSL: BHn (head rows), T (queries) and S (keys) of the call. */
+function callDims(layout: AttentionLayout): string {
+  return layout === "heads"
+    ? `let BHn = uniforms.qInShape.x;
+      let T = uniforms.qInShape.y;
+      let S = uniforms.kInShape.y;`
+    : `let T = uniforms.T;
+      let S = uniforms.T;
+      let BHn = (uniforms.qInShape.x / uniforms.T) * uniforms.H;`;
+}
+
+/** The programs' uniforms: the scale, and for "packed" the sequence length and head count. */
+function uniformDecl(layout: AttentionLayout): string {
+  return layout === "heads" ? "scale : f32," : "scale : f32, T : i32, H : i32,";
 }
 
 /** Forward: O (and the row logsumexp) by online softmax over key blocks, never a [T, S] matrix. */
@@ -80,29 +129,45 @@ class FlashForwardProgram implements WebGPUProgram {
   dispatchLayout = { x: [0] };
   dispatch: [number, number, number];
   workgroupSize: [number, number, number];
-  uniforms = "scale : f32,";
+  uniforms: string;
   private readonly hd: number;
   private readonly block: number;
   private readonly masked: boolean;
   private readonly withLse: boolean;
+  private readonly layout: AttentionLayout;
 
-  constructor(bh: number, t: number, hd: number, masked: boolean, withLse: boolean) {
+  constructor(
+    bh: number,
+    t: number,
+    hd: number,
+    masked: boolean,
+    withLse: boolean,
+    layout: AttentionLayout = "heads",
+    heads = 1,
+  ) {
     this.hd = hd;
     this.block = attentionBlock(hd);
     this.masked = masked;
     this.withLse = withLse;
+    this.layout = layout;
+    this.uniforms = uniformDecl(layout);
     this.variableNames = masked ? ["qIn", "kIn", "vIn", "maskIn"] : ["qIn", "kIn", "vIn"];
-    this.outputShape = [bh, t, withLse ? hd + 1 : hd];
+    // OL stays [B*H, T, hd + 1] (the backward pass reads it); O alone takes the layout's shape.
+    this.outputShape = withLse
+      ? [bh, t, hd + 1]
+      : layout === "heads"
+        ? [bh, t, hd]
+        : [(bh / heads) * t, heads * hd];
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(t / this.block), 1, 1];
-    this.shaderKey = `loopFlashFwd_${hd}_${this.block}_${masked}_${withLse}`;
+    this.shaderKey = `loopFlashFwd_${hd}_${this.block}_${masked}_${withLse}_${layout}`;
   }
 
   getUserCode(): string {
     const { hd, block: BR, masked, withLse } = this;
     const BC = BR;
-    const outW = withLse ? hd + 1 : hd;
     return `
+    ${rowFunctions(this.layout, hd)}
     var<workgroup> kTile : array<f32, ${BC * hd}>;
     var<workgroup> vTile : array<f32, ${BC * hd}>;
     var<workgroup> mTile : array<f32, ${BC}>;
@@ -110,9 +175,7 @@ class FlashForwardProgram implements WebGPUProgram {
 
     // O_i = sum_j softmax_j(scale q_i . k_j | j <= S-T+i, mask) v_j; online max/sum per key block.
     ${MAIN} {
-      let BHn = uniforms.qInShape.x;
-      let T = uniforms.qInShape.y;
-      let S = uniforms.kInShape.y;
+      ${callDims(this.layout)}
       let off = S - T;
       let nQB = (T + ${BR} - 1) / ${BR};
       let wg = ${WORKGROUP_LINEAR};
@@ -132,15 +195,15 @@ class FlashForwardProgram implements WebGPUProgram {
       var acc : array<f32, ${hd}>;
       var sc : array<f32, ${BC}>;
       if (live) {
-        let base = (bh * T + row) * ${hd};
+        let base = qRow(bh, row);
         for (var d = 0; d < ${hd}; d++) { qv[d] = qIn[base + d] * uniforms.scale; acc[d] = 0.0; }
       }
       var m = ${NEG};
       var l = 0.0;
       for (var kb = 0; kb < nKB; kb++) {
         workgroupBarrier();
-        ${loadTile("kTile", "kIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `bh * S + kb * ${BC} + r`)}
-        ${loadTile("vTile", "vIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `bh * S + kb * ${BC} + r`)}
+        ${loadTile("kTile", "kIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `kRow(bh, kb * ${BC} + r)`)}
+        ${loadTile("vTile", "vIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `vRow(bh, kb * ${BC} + r)`)}
         ${
           masked
             ? `if (li < ${BC}) {
@@ -184,7 +247,7 @@ class FlashForwardProgram implements WebGPUProgram {
       }
       if (live) {
         let inv = select(0.0, 1.0 / l, l > 0.0);
-        let ob = (bh * T + row) * ${outW};
+        let ob = ${withLse ? `(bh * T + row) * ${hd + 1}` : "oRow(bh, row)"};
         for (var d = 0; d < ${hd}; d++) { result[ob + d] = acc[d] * inv; }
         ${withLse ? `result[ob + ${hd}] = select(3.0e38, m + log(l), l > 0.0);` : ""}
       }
@@ -192,7 +255,7 @@ class FlashForwardProgram implements WebGPUProgram {
   }
 }
 
-/** O = OL[..., :hd]: drops the logsumexp column. */
+/** O = OL[..., :hd]: drops the logsumexp column ("packed": into [B*T, D], heads side by side). */
 class DropLseProgram implements WebGPUProgram {
   variableNames = ["olIn"];
   outputShape: number[];
@@ -201,17 +264,36 @@ class DropLseProgram implements WebGPUProgram {
   dispatch: [number, number, number];
   workgroupSize: [number, number, number] = [64, 1, 1];
   size = true;
+  uniforms?: string;
   private readonly hd: number;
+  private readonly layout: AttentionLayout;
 
-  constructor(bh: number, t: number, hd: number) {
+  constructor(bh: number, t: number, hd: number, layout: AttentionLayout = "heads", heads = 1) {
     this.hd = hd;
-    this.outputShape = [bh, t, hd];
+    this.layout = layout;
+    this.outputShape = layout === "heads" ? [bh, t, hd] : [(bh / heads) * t, heads * hd];
+    if (layout === "packed") this.uniforms = "T : i32, H : i32,";
     this.dispatch = [Math.ceil((bh * t * hd) / 64), 1, 1];
-    this.shaderKey = `loopDropLse_${hd}`;
+    this.shaderKey = `loopDropLse_${hd}_${layout}`;
   }
 
   getUserCode(): string {
     const hd = this.hd;
+    if (this.layout === "packed")
+      return `
+    // result[b * T + t, h * hd + d] = OL[b * H + h, t, d].
+    ${MAIN} {
+      if (index < uniforms.size) {
+        let D = uniforms.H * ${hd};
+        let n = index / D;
+        let c = index - n * D;
+        let h = c / ${hd};
+        let b = n / uniforms.T;
+        let bh = b * uniforms.H + h;
+        let t = n - b * uniforms.T;
+        result[index] = olIn[(bh * uniforms.T + t) * ${hd + 1} + c - h * ${hd}];
+      }
+    }`;
     return `
     // result[r, d] = OL[r, d] for d < hd.
     ${MAIN} {
@@ -231,26 +313,37 @@ class FlashDqProgram implements WebGPUProgram {
   dispatchLayout = { x: [0] };
   dispatch: [number, number, number];
   workgroupSize: [number, number, number];
-  uniforms = "scale : f32,";
+  uniforms: string;
   private readonly hd: number;
   private readonly block: number;
   private readonly masked: boolean;
+  private readonly layout: AttentionLayout;
 
-  constructor(bh: number, t: number, hd: number, masked: boolean) {
+  constructor(
+    bh: number,
+    t: number,
+    hd: number,
+    masked: boolean,
+    layout: AttentionLayout = "heads",
+    heads = 1,
+  ) {
     this.hd = hd;
     this.block = attentionBlock(hd);
     this.masked = masked;
+    this.layout = layout;
+    this.uniforms = uniformDecl(layout);
     this.variableNames = ["dyIn", "qIn", "kIn", "vIn", "olIn", ...(masked ? ["maskIn"] : [])];
-    this.outputShape = [bh, t, hd];
+    this.outputShape = layout === "heads" ? [bh, t, hd] : [(bh / heads) * t, heads * hd];
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(t / this.block), 1, 1];
-    this.shaderKey = `loopFlashDq_${hd}_${this.block}_${masked}`;
+    this.shaderKey = `loopFlashDq_${hd}_${this.block}_${masked}_${layout}`;
   }
 
   getUserCode(): string {
     const { hd, block: BR, masked } = this;
     const BC = BR;
     return `
+    ${rowFunctions(this.layout, hd)}
     var<workgroup> kTile : array<f32, ${BC * hd}>;
     var<workgroup> vTile : array<f32, ${BC * hd}>;
     var<workgroup> mTile : array<f32, ${BC}>;
@@ -258,9 +351,7 @@ class FlashDqProgram implements WebGPUProgram {
 
     // p_ij = exp(scale q_i . k_j - lse_i); D_i = dO_i . O_i; dq_i = scale sum_j p_ij (dO_i . v_j - D_i) k_j.
     ${MAIN} {
-      let BHn = uniforms.qInShape.x;
-      let T = uniforms.qInShape.y;
-      let S = uniforms.kInShape.y;
+      ${callDims(this.layout)}
       let off = S - T;
       let nQB = (T + ${BR} - 1) / ${BR};
       let wg = ${WORKGROUP_LINEAR};
@@ -282,11 +373,12 @@ class FlashDqProgram implements WebGPUProgram {
       var lse = 3.0e38;
       var Di = 0.0;
       if (live) {
-        let base = (bh * T + row) * ${hd};
+        let base = qRow(bh, row);
+        let dbase = oRow(bh, row);
         let obase = (bh * T + row) * ${hd + 1};
         for (var d = 0; d < ${hd}; d++) {
           qv[d] = qIn[base + d] * uniforms.scale;
-          dov[d] = dyIn[base + d];
+          dov[d] = dyIn[dbase + d];
           Di += dov[d] * olIn[obase + d];
           dq[d] = 0.0;
         }
@@ -294,8 +386,8 @@ class FlashDqProgram implements WebGPUProgram {
       }
       for (var kb = 0; kb < nKB; kb++) {
         workgroupBarrier();
-        ${loadTile("kTile", "kIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `bh * S + kb * ${BC} + r`)}
-        ${loadTile("vTile", "vIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `bh * S + kb * ${BC} + r`)}
+        ${loadTile("kTile", "kIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `kRow(bh, kb * ${BC} + r)`)}
+        ${loadTile("vTile", "vIn", BC, hd, BR, `okBh && kb * ${BC} + r < S`, `vRow(bh, kb * ${BC} + r)`)}
         ${
           masked
             ? `if (li < ${BC}) {
@@ -325,7 +417,7 @@ class FlashDqProgram implements WebGPUProgram {
         }
       }
       if (live) {
-        let base = (bh * T + row) * ${hd};
+        let base = oRow(bh, row);
         for (var d = 0; d < ${hd}; d++) { result[base + d] = dq[d] * uniforms.scale; }
       }
     }`;
@@ -343,17 +435,28 @@ class FlashDkvProgram implements WebGPUProgram {
   dispatchLayout = { x: [0] };
   dispatch: [number, number, number];
   workgroupSize: [number, number, number];
-  uniforms = "scale : f32,";
+  uniforms: string;
   private readonly hd: number;
   private readonly block: number;
   private readonly masked: boolean;
   private readonly which: "dk" | "dv";
+  private readonly layout: AttentionLayout;
 
-  constructor(bh: number, s: number, hd: number, masked: boolean, which: "dk" | "dv") {
+  constructor(
+    bh: number,
+    s: number,
+    hd: number,
+    masked: boolean,
+    which: "dk" | "dv",
+    layout: AttentionLayout = "heads",
+    heads = 1,
+  ) {
     this.hd = hd;
     this.block = attentionBlock(hd);
     this.masked = masked;
     this.which = which;
+    this.layout = layout;
+    this.uniforms = uniformDecl(layout);
     // A binding the shader never reads is dropped from the 'auto' layout (an invalid bind group):
     // the dv program gets no v.
     this.variableNames = [
@@ -364,10 +467,10 @@ class FlashDkvProgram implements WebGPUProgram {
       "olIn",
       ...(masked ? ["maskIn"] : []),
     ];
-    this.outputShape = [bh, s, hd];
+    this.outputShape = layout === "heads" ? [bh, s, hd] : [(bh / heads) * s, heads * hd];
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(s / this.block), 1, 1];
-    this.shaderKey = `loopFlash_${which}_${hd}_${this.block}_${masked}`;
+    this.shaderKey = `loopFlash_${which}_${hd}_${this.block}_${masked}_${layout}`;
   }
 
   getUserCode(): string {
@@ -375,6 +478,7 @@ class FlashDkvProgram implements WebGPUProgram {
     const BQ = BK;
     const dk = which === "dk";
     return `
+    ${rowFunctions(this.layout, hd)}
     var<workgroup> qTile : array<f32, ${BQ * hd}>;
     var<workgroup> dTile : array<f32, ${BQ * hd}>;
     var<workgroup> lseTile : array<f32, ${BQ}>;
@@ -383,9 +487,7 @@ class FlashDkvProgram implements WebGPUProgram {
 
     // ${dk ? "dk_j = sum_i p_ij (dO_i . v_j - D_i) (scale q_i)" : "dv_j = sum_i p_ij dO_i"}, p_ij = exp(scale q_i . k_j - lse_i), i >= j - (S-T).
     ${MAIN} {
-      let BHn = uniforms.qInShape.x;
-      let T = uniforms.qInShape.y;
-      let S = uniforms.kInShape.y;
+      ${callDims(this.layout)}
       let off = S - T;
       let nKB = (S + ${BK} - 1) / ${BK};
       let nQB = (T + ${BQ} - 1) / ${BQ};
@@ -405,17 +507,18 @@ class FlashDkvProgram implements WebGPUProgram {
       ${dk ? `var vv : array<f32, ${hd}>;` : ""}
       var acc : array<f32, ${hd}>;
       if (live) {
-        let base = (bh * S + j) * ${hd};
+        let base = kRow(bh, j);
+        ${dk ? "let vbase = vRow(bh, j);" : ""}
         for (var d = 0; d < ${hd}; d++) {
           kv[d] = kIn[base + d];
-          ${dk ? "vv[d] = vIn[base + d];" : ""}
+          ${dk ? "vv[d] = vIn[vbase + d];" : ""}
           acc[d] = 0.0;
         }
       }
       for (var qb = qb0; qb < nQB; qb++) {
         workgroupBarrier();
-        ${loadTile("qTile", "qIn", BQ, hd, BK, `okBh && qb * ${BQ} + r < T`, `bh * T + qb * ${BQ} + r`, " * uniforms.scale")}
-        ${loadTile("dTile", "dyIn", BQ, hd, BK, `okBh && qb * ${BQ} + r < T`, `bh * T + qb * ${BQ} + r`)}
+        ${loadTile("qTile", "qIn", BQ, hd, BK, `okBh && qb * ${BQ} + r < T`, `qRow(bh, qb * ${BQ} + r)`, " * uniforms.scale")}
+        ${loadTile("dTile", "dyIn", BQ, hd, BK, `okBh && qb * ${BQ} + r < T`, `oRow(bh, qb * ${BQ} + r)`)}
         if (li < ${BQ}) {
           let i = qb * ${BQ} + li;
           var lse = 3.0e38;
@@ -423,7 +526,7 @@ class FlashDkvProgram implements WebGPUProgram {
           if (okBh && i < T) {
             let ob = (bh * T + i) * ${hd + 1};
             lse = olIn[ob + ${hd}];
-            ${dk ? `let db = (bh * T + i) * ${hd};\n            for (var d = 0; d < ${hd}; d++) { Di += dyIn[db + d] * olIn[ob + d]; }` : ""}
+            ${dk ? `let db = oRow(bh, i);\n            for (var d = 0; d < ${hd}; d++) { Di += dyIn[db + d] * olIn[ob + d]; }` : ""}
           }
           lseTile[li] = lse;
           dRow[li] = Di;
@@ -451,7 +554,7 @@ class FlashDkvProgram implements WebGPUProgram {
         }
       }
       if (okBh && j < S) {
-        let base = (bh * S + j) * ${hd};
+        let base = okRow(bh, j);
         for (var d = 0; d < ${hd}; d++) { result[base + d] = select(0.0, acc[d], live); }
       }
     }`;
@@ -547,6 +650,64 @@ function attentionBackward(args: KernelArgs) {
   return [dq, dk, dv];
 }
 
+/** The packed call's sizes from qkv [B*T, 3D], its mask [B, T] and attrs.heads. */
+function packedDims(what: string, args: KernelArgs) {
+  const qkv = input(args, "qkv");
+  const mask = input(args, "mask");
+  const heads = args.attrs?.heads as number;
+  const [bt, d3] = qkv.shape as [number, number];
+  assertShape(`${what} qkv`, qkv.shape, [null, null]);
+  const [b, t] = mask.shape as [number, number];
+  assertShape(`${what} keyMask`, mask.shape, [null, null]);
+  if (b * t !== bt) throw new Error(`${what}: qkv has ${bt} rows, the mask ${b} x ${t}`);
+  if (d3 % (3 * heads) !== 0) throw new Error(`${what}: ${d3} columns are not 3 x ${heads} heads`);
+  const hd = d3 / 3 / heads;
+  if (hd > 256) throw new Error(`${what}: head dim ${hd} > 256 is not supported`);
+  if (qkv.dtype !== "float32" || mask.dtype !== "float32")
+    throw new Error(`${what}: qkv and keyMask must be float32`);
+  const u: Uniform[] = [
+    ...scaleUniform(args, hd),
+    { type: "int32", data: [t] },
+    { type: "int32", data: [heads] },
+  ];
+  return { qkv, mask, heads, bh: b * heads, t, hd, u };
+}
+
+/** Kernel: packed attention forward, O [B*T, D]; with `train`, [O, OL] (OL [B*H, T, hd + 1]). */
+function packedForward(args: KernelArgs, train: boolean) {
+  const backend = webgpuBackend(args);
+  const { qkv, mask, heads, bh, t, hd, u } = packedDims("fusedAttentionPacked", args);
+  const inputs = [qkv, qkv, qkv, mask];
+  const program = new FlashForwardProgram(bh, t, hd, true, train, "packed", heads);
+  const out = backend.runWebGPUProgram(program, inputs, "float32", u);
+  if (!train) return out;
+  const o = backend.runWebGPUProgram(
+    new DropLseProgram(bh, t, hd, "packed", heads),
+    [out],
+    "float32",
+    u.slice(1),
+  );
+  return [o, out];
+}
+
+/** Kernel: [dq, dk, dv], each [B*T, D], from dy [B*T, D], qkv, OL and the mask. */
+function packedBackward(args: KernelArgs) {
+  const backend = webgpuBackend(args);
+  const { qkv, mask, heads, bh, t, hd, u } = packedDims("fusedAttentionPacked backward", args);
+  const dy = input(args, "dy");
+  const ol = input(args, "ol");
+  assertShape("fusedAttentionPacked backward dy", dy.shape, [(bh / heads) * t, heads * hd]);
+  assertShape("fusedAttentionPacked backward ol", ol.shape, [bh, t, hd + 1]);
+  const inputs = [dy, qkv, qkv, qkv, ol, mask];
+  const run = (program: WebGPUProgram, xs: tf.TensorInfo[]) =>
+    backend.runWebGPUProgram(program, xs, "float32", u);
+  return [
+    run(new FlashDqProgram(bh, t, hd, true, "packed", heads), inputs),
+    run(new FlashDkvProgram(bh, t, hd, true, "dk", "packed", heads), inputs),
+    run(new FlashDkvProgram(bh, t, hd, true, "dv", "packed", heads), [dy, qkv, qkv, ol, mask]),
+  ];
+}
+
 /** The kernel and gradient configs of this file (registered by registerWebGpuKernels). */
 export function attentionKernelConfigs(): tf.KernelConfig[] {
   const kernel = (kernelName: string, kernelFunc: tf.KernelFunc): tf.KernelConfig => ({
@@ -560,6 +721,9 @@ export function attentionKernelConfigs(): tf.KernelConfig[] {
     kernel(ATTENTION_TRAIN, (a) => attentionForward(a, false, true)),
     kernel(ATTENTION_TRAIN_MASKED, (a) => attentionForward(a, true, true)),
     kernel(ATTENTION_GRAD, attentionBackward),
+    kernel(ATTENTION_PACKED, (a) => packedForward(a, false)),
+    kernel(ATTENTION_PACKED_TRAIN, (a) => packedForward(a, true)),
+    kernel(ATTENTION_PACKED_GRAD, packedBackward),
   ];
 }
 
@@ -589,8 +753,27 @@ function attentionGrad(masked: boolean): tf.GradConfig {
   };
 }
 
+/** The packed kernel's gradient: d(qkv) = [dq, dk, dv] side by side (one concat). */
+const packedGrad: tf.GradConfig = {
+  kernelName: ATTENTION_PACKED_TRAIN,
+  inputsToSave: ["qkv", "mask"],
+  outputsToSave: [false, true],
+  gradFunc: (dys, saved, attrs) => {
+    const dy = (Array.isArray(dys) ? dys[0] : dys) as tf.Tensor;
+    const [qkv, mask, ol] = saved as [tf.Tensor, tf.Tensor, tf.Tensor];
+    const parts = tf
+      .engine()
+      .runKernel<tf.Tensor[]>(
+        ATTENTION_PACKED_GRAD,
+        { dy, qkv, mask, ol },
+        attrs as tf.NamedAttrMap,
+      ) as tf.Tensor[];
+    return { qkv: () => tf.concat(parts, 1), mask: () => tf.zerosLike(mask) };
+  },
+};
+
 export function attentionGradConfigs(): tf.GradConfig[] {
-  return [attentionGrad(false), attentionGrad(true)];
+  return [attentionGrad(false), attentionGrad(true), packedGrad];
 }
 
 /**
@@ -653,4 +836,62 @@ export function runFusedAttention(
   // The tape keeps its own reference to OL for the backward pass.
   ol.dispose();
   return o;
+}
+
+/**
+ * Causal multi-head attention straight from x W_qkv + b: qkv [B*T, 3D] (q, k, v column blocks,
+ * heads side by side in each), keyMask [B, T] -> [B*T, D], the layout W_o takes. The fused
+ * kernels in the "packed" layout (no split or transposes, forward or backward).
+ */
+export function runFusedAttentionPacked(
+  qkv: tf.Tensor2D,
+  heads: number,
+  keyMask: tf.Tensor2D,
+  scale?: number,
+): tf.Tensor2D {
+  const engine = tf.engine();
+  const hd = qkv.shape[1] / 3 / heads;
+  const attrs: tf.NamedAttrMap = { heads, scale: scale ?? 1 / Math.sqrt(hd) };
+  const inputs: tf.NamedTensorMap = { qkv, mask: keyMask };
+  if (!isRecordingGradients(engine))
+    return engine.runKernel<tf.Tensor2D>(ATTENTION_PACKED, inputs, attrs);
+  const [o, ol] = engine.runKernel<tf.Tensor[]>(ATTENTION_PACKED_TRAIN, inputs, attrs) as [
+    tf.Tensor2D,
+    tf.Tensor,
+  ];
+  ol.dispose();
+  return o;
+}
+
+/** The same in plain ops: split, heads, referenceAttention, heads merged. */
+export function referenceAttentionPacked(
+  qkv: tf.Tensor2D,
+  heads: number,
+  keyMask: tf.Tensor2D,
+  scale?: number,
+): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [B, T] = keyMask.shape;
+    const D = qkv.shape[1] / 3;
+    const hd = D / heads;
+    const split = (t: tf.Tensor) =>
+      t
+        .reshape([B, T, heads, hd])
+        .transpose([0, 2, 1, 3])
+        .reshape([B * heads, T, hd]) as tf.Tensor3D;
+    const [q, k, v] = tf.split(qkv, 3, 1);
+    const o = referenceAttention(
+      split(q as tf.Tensor),
+      split(k as tf.Tensor),
+      split(v as tf.Tensor),
+      {
+        keyMask,
+        ...(scale !== undefined ? { scale } : {}),
+      },
+    );
+    return o
+      .reshape([B, heads, T, hd])
+      .transpose([0, 2, 1, 3])
+      .reshape([B * T, D]) as tf.Tensor2D;
+  });
 }

@@ -25,7 +25,9 @@ import {
   attentionGradConfigs,
   attentionKernelConfigs,
   referenceAttention,
+  referenceAttentionPacked,
   runFusedAttention,
+  runFusedAttentionPacked,
 } from "./attention";
 import {
   type CopyDecodeInputs,
@@ -59,7 +61,9 @@ import {
   referenceLayerNorm,
   runLayerNorm,
 } from "./layernorm";
+import { linearKernelConfigs, referenceLinear, runLinear } from "./linear";
 
+export { dispatchCount, watchDispatches } from "./dispatches";
 export type {
   AdamWEntry,
   AdamWHyper,
@@ -73,11 +77,13 @@ export type {
 };
 export {
   referenceAttention,
+  referenceAttentionPacked,
   referenceCopyDecodeHead,
   referenceDecodeAttention,
   referenceDecodeLayer,
   referenceEmbedSum,
   referenceLayerNorm,
+  referenceLinear,
   referenceMatMulBiasGelu,
   referenceWriteKV,
 };
@@ -92,6 +98,7 @@ export function registerWebGpuKernels(): void {
     ...kvCacheKernelConfigs(),
     ...layerNormKernelConfigs(),
     ...geluKernelConfigs(),
+    ...linearKernelConfigs(),
     ...adamWKernelConfigs(),
     ...embedKernelConfigs(),
     ...decodeStepKernelConfigs(),
@@ -143,6 +150,21 @@ export function fusedAttention(
   return onWebGpu() ? runFusedAttention(q, k, v, opts) : referenceAttention(q, k, v, opts);
 }
 
+/**
+ * Causal multi-head attention from qkv [B*T, 3D] (x W_qkv + b: q, k, v column blocks, heads side
+ * by side) with keyMask [B, T] -> [B*T, D] (heads side by side, as W_o takes them). On webgpu the
+ * fused kernels read and write these layouts directly: no split, no transposes.
+ */
+export function fusedAttentionPacked(
+  qkv: tf.Tensor2D,
+  heads: number,
+  keyMask: tf.Tensor2D,
+): tf.Tensor2D {
+  return onWebGpu()
+    ? runFusedAttentionPacked(qkv, heads, keyMask)
+    : referenceAttentionPacked(qkv, heads, keyMask);
+}
+
 /** One query per row against a pre-sized KV cache [B*H, Smax, hd] with keyMask [B, Smax]. */
 export function decodeAttention(
   q: tf.Tensor3D,
@@ -173,6 +195,11 @@ export function layerNorm(
   eps = 1e-5,
 ): tf.Tensor2D {
   return onWebGpu() ? runLayerNorm(x, gamma, beta, eps) : referenceLayerNorm(x, gamma, beta, eps);
+}
+
+/** x W + b: x [N, K], w [K, M], b [M] -> [N, M]. One dispatch on webgpu, three backward (linear.ts). */
+export function linear(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
+  return onWebGpu() ? runLinear(x, w, b) : referenceLinear(x, w, b);
 }
 
 /** GELU(x W + b), tanh approximation: x [N, K], w [K, M], b [M] -> [N, M]. */

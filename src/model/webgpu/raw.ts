@@ -14,6 +14,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Uniform, WebGPUBackend } from "./common";
+import { countDispatch } from "./dispatches";
 
 /** The WebGPUBackend members this file uses (private in the typings). */
 interface BackendInternals {
@@ -98,6 +99,7 @@ export function rawDispatch(
   dispatch: [number, number, number],
 ): void {
   const backend = webgpu as unknown as BackendInternals;
+  countDispatch();
   // Uploads end the compute pass (copies): all of them before the pass is (re)opened.
   for (const b of bindings) backend.uploadToGPU(b.dataId);
   const p = pipeline(backend.device, key, wgsl);

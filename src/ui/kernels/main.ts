@@ -19,14 +19,18 @@ import {
   decodeLayer,
   embedSum,
   fusedAttention,
+  fusedAttentionPacked,
   layerNorm,
+  linear,
   matMulBiasGelu,
   referenceAttention,
+  referenceAttentionPacked,
   referenceCopyDecodeHead,
   referenceDecodeAttention,
   referenceDecodeLayer,
   referenceEmbedSum,
   referenceLayerNorm,
+  referenceLinear,
   referenceMatMulBiasGelu,
   referenceWriteKV,
   registerWebGpuKernels,
@@ -197,6 +201,50 @@ async function checkAttention(c: AttnCase, seed: number): Promise<KernelCheck> {
   };
 }
 
+/** Attention from packed qkv [B*T, 3D] against the reference: output and d(qkv). */
+async function checkAttentionPacked(
+  b: number,
+  h: number,
+  t: number,
+  hd: number,
+  seed: number,
+): Promise<KernelCheck> {
+  const start = performance.now();
+  const rand = rng(seed);
+  const qkv = randn<tf.Rank.R2>(rand, [b * t, 3 * h * hd]);
+  const w = randn<tf.Rank.R2>(rand, [b * t, h * hd]);
+  const mask = makeMask(rand, b, t);
+  type Packed = (qkv: tf.Tensor2D, heads: number, mask: tf.Tensor2D) => tf.Tensor2D;
+  const run = (f: Packed) => {
+    const out = tf.tidy(() => f(qkv, h, mask));
+    const [grad] = tf.grads((x: tf.Tensor) =>
+      f(x as tf.Tensor2D, h, mask)
+        .mul(w)
+        .sum(),
+    )([qkv]);
+    return [out, grad as tf.Tensor];
+  };
+  const before = dispatches;
+  const mine = run(fusedAttentionPacked);
+  await Promise.all(mine.map((x) => x.data()));
+  const kernelDispatches = dispatches - before;
+  const before2 = dispatches;
+  const ref = run(referenceAttentionPacked);
+  await Promise.all(ref.map((x) => x.data()));
+  const refDispatches = dispatches - before2;
+  const diffs = {
+    out: await maxAbsDiff(mine[0] as tf.Tensor, ref[0] as tf.Tensor),
+    dqkv: await maxAbsDiff(mine[1] as tf.Tensor, ref[1] as tf.Tensor),
+  };
+  tf.dispose([...mine, ...ref, qkv, w, mask]);
+  return {
+    name: `attentionPacked B=${b} H=${h} T=${t} hd=${hd} masked`,
+    diffs,
+    dispatches: { kernel: kernelDispatches, reference: refDispatches },
+    seconds: (performance.now() - start) / 1000,
+  };
+}
+
 async function checkDecode(seed: number): Promise<KernelCheck> {
   const start = performance.now();
   const rand = rng(seed);
@@ -305,7 +353,13 @@ async function checkLayerNorm(n: number, d: number, seed: number): Promise<Kerne
   };
 }
 
-async function checkMatMulBiasGelu(
+type Affine = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D;
+
+/** An x W + b kernel (with or without GELU) against its reference: output and gradients. */
+async function checkAffine(
+  name: string,
+  kernel: Affine,
+  reference: Affine,
   n: number,
   k: number,
   m: number,
@@ -317,8 +371,7 @@ async function checkMatMulBiasGelu(
   const w = randn<tf.Rank.R2>(rand, [k, m]).mul(1 / Math.sqrt(k)) as tf.Tensor2D;
   const b = randn<tf.Rank.R1>(rand, [m]);
   const dy = randn<tf.Rank.R2>(rand, [n, m]);
-  type Mbg = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D;
-  const run = (f: Mbg) => {
+  const run = (f: Affine) => {
     const out = tf.tidy(() => f(x, w, b));
     const grads = tf.grads((xx: tf.Tensor, ww: tf.Tensor, bb: tf.Tensor) =>
       f(xx as tf.Tensor2D, ww as tf.Tensor2D, bb as tf.Tensor1D),
@@ -326,11 +379,11 @@ async function checkMatMulBiasGelu(
     return [out, ...grads];
   };
   const before = dispatches;
-  const mine = run(matMulBiasGelu);
+  const mine = run(kernel);
   await Promise.all(mine.map((t) => t.data()));
   const kernelDispatches = dispatches - before;
   const before2 = dispatches;
-  const ref = run(referenceMatMulBiasGelu);
+  const ref = run(reference);
   await Promise.all(ref.map((t) => t.data()));
   const refDispatches = dispatches - before2;
   const names = ["out", "dx", "dw", "db"];
@@ -339,7 +392,7 @@ async function checkMatMulBiasGelu(
     diffs[names[i] as string] = await maxAbsDiff(mine[i] as tf.Tensor, ref[i] as tf.Tensor);
   tf.dispose([...mine, ...ref, x, w, b, dy]);
   return {
-    name: `matMulBiasGelu N=${n} K=${k} M=${m}`,
+    name: `${name} N=${n} K=${k} M=${m}`,
     diffs,
     dispatches: { kernel: kernelDispatches, reference: refDispatches },
     seconds: (performance.now() - start) / 1000,
@@ -804,12 +857,33 @@ async function main(): Promise<void> {
       results.checks.push(check);
     }
     for (const check of [
+      await checkAttentionPacked(1, 2, 5, 8, seed++),
+      await checkAttentionPacked(2, 2, 37, 16, seed++),
+      await checkAttentionPacked(3, 4, 21, 32, seed++),
       await checkDecode(seed++),
       await checkWriteKV(seed++),
       await checkLayerNorm(37, 24, seed++),
       await checkLayerNorm(70, 64, seed++),
-      await checkMatMulBiasGelu(37, 24, 50, seed++),
-      await checkMatMulBiasGelu(64, 64, 256, seed++),
+      await checkAffine(
+        "matMulBiasGelu",
+        matMulBiasGelu,
+        referenceMatMulBiasGelu,
+        37,
+        24,
+        50,
+        seed++,
+      ),
+      await checkAffine(
+        "matMulBiasGelu",
+        matMulBiasGelu,
+        referenceMatMulBiasGelu,
+        64,
+        64,
+        256,
+        seed++,
+      ),
+      await checkAffine("linear", linear, referenceLinear, 37, 24, 50, seed++),
+      await checkAffine("linear", linear, referenceLinear, 256, 64, 192, seed++),
       await checkEmbedSum([50, 12, 50, 50, 50, 50], 40, 16, seed++),
       await checkEmbedSum([30, 8, 30, 30, 30, 30, 9], 37, 64, seed++),
       await checkDecodeLayer(seed++),
