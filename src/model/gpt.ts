@@ -421,10 +421,8 @@ export class GPT {
       const wo = this.w(`h${i}.attn.wo`) as tf.Tensor2D;
       // Per head on wasm: its own columns of W_qkv and rows of W_o (small weight slices), so no
       // activation is ever sliced by column or concatenated.
-      // x W + b: one dispatch on webgpu (bias in the matmul's epilogue), a plain product elsewhere.
-      const affine = (a: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) =>
-        fused ? linear(a, w, b) : (mm(a, w).add(b) as tf.Tensor2D);
-      const qkv = perHead ? null : affine(h, wqkv, bqkv);
+      // x W + b (webgpu/linear.ts): one dispatch on webgpu, a plain product elsewhere.
+      const qkv = perHead ? null : linear(h, wqkv, bqkv);
       const past = opts.past?.[i];
       let merged: tf.Tensor2D | null = null;
       let projected: tf.Tensor2D | null = null;
@@ -526,14 +524,14 @@ export class GPT {
       }
       const bo = this.w(`h${i}.attn.bo`) as tf.Tensor1D;
       x = x.add(
-        projected ? projected.add(bo) : affine(merged as tf.Tensor2D, wo, bo),
+        projected ? projected.add(bo) : linear(merged as tf.Tensor2D, wo, bo),
       ) as tf.Tensor2D;
       const h2 = this.layerNorm(x, `h${i}.ln2.g`, `h${i}.ln2.b`);
       const w1 = this.w(`h${i}.mlp.w1`) as tf.Tensor2D;
       const b1 = this.w(`h${i}.mlp.b1`) as tf.Tensor1D;
       const mlp = fused ? matMulBiasGelu(h2, w1, b1) : this.gelu(mm(h2, w1).add(b1) as tf.Tensor2D);
       x = x.add(
-        affine(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D, this.w(`h${i}.mlp.b2`) as tf.Tensor1D),
+        linear(mlp, this.w(`h${i}.mlp.w2`) as tf.Tensor2D, this.w(`h${i}.mlp.b2`) as tf.Tensor1D),
       ) as tf.Tensor2D;
     }
     return { out: this.layerNorm(x, "lnf.g", "lnf.b"), kv: kvOut };

@@ -116,6 +116,17 @@ function callDims(layout: AttentionLayout): string {
       let BHn = (uniforms.qInShape.x / uniforms.T) * uniforms.H;`;
 }
 
+/** A [B*H, rows, hd] result's shape in the layout: as is, or [B*rows, H*hd] for "packed". */
+function layoutShape(
+  layout: AttentionLayout,
+  bh: number,
+  rows: number,
+  hd: number,
+  heads: number,
+): number[] {
+  return layout === "heads" ? [bh, rows, hd] : [(bh / heads) * rows, heads * hd];
+}
+
 /** The programs' uniforms: the scale, and for "packed" the sequence length and head count. */
 function uniformDecl(layout: AttentionLayout): string {
   return layout === "heads" ? "scale : f32," : "scale : f32, T : i32, H : i32,";
@@ -153,11 +164,7 @@ class FlashForwardProgram implements WebGPUProgram {
     this.uniforms = uniformDecl(layout);
     this.variableNames = masked ? ["qIn", "kIn", "vIn", "maskIn"] : ["qIn", "kIn", "vIn"];
     // OL stays [B*H, T, hd + 1] (the backward pass reads it); O alone takes the layout's shape.
-    this.outputShape = withLse
-      ? [bh, t, hd + 1]
-      : layout === "heads"
-        ? [bh, t, hd]
-        : [(bh / heads) * t, heads * hd];
+    this.outputShape = withLse ? [bh, t, hd + 1] : layoutShape(layout, bh, t, hd, heads);
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(t / this.block), 1, 1];
     this.shaderKey = `loopFlashFwd_${hd}_${this.block}_${masked}_${withLse}_${layout}`;
@@ -271,7 +278,7 @@ class DropLseProgram implements WebGPUProgram {
   constructor(bh: number, t: number, hd: number, layout: AttentionLayout = "heads", heads = 1) {
     this.hd = hd;
     this.layout = layout;
-    this.outputShape = layout === "heads" ? [bh, t, hd] : [(bh / heads) * t, heads * hd];
+    this.outputShape = layoutShape(layout, bh, t, hd, heads);
     if (layout === "packed") this.uniforms = "T : i32, H : i32,";
     this.dispatch = [Math.ceil((bh * t * hd) / 64), 1, 1];
     this.shaderKey = `loopDropLse_${hd}_${layout}`;
@@ -333,7 +340,7 @@ class FlashDqProgram implements WebGPUProgram {
     this.layout = layout;
     this.uniforms = uniformDecl(layout);
     this.variableNames = ["dyIn", "qIn", "kIn", "vIn", "olIn", ...(masked ? ["maskIn"] : [])];
-    this.outputShape = layout === "heads" ? [bh, t, hd] : [(bh / heads) * t, heads * hd];
+    this.outputShape = layoutShape(layout, bh, t, hd, heads);
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(t / this.block), 1, 1];
     this.shaderKey = `loopFlashDq_${hd}_${this.block}_${masked}_${layout}`;
@@ -467,7 +474,7 @@ class FlashDkvProgram implements WebGPUProgram {
       "olIn",
       ...(masked ? ["maskIn"] : []),
     ];
-    this.outputShape = layout === "heads" ? [bh, s, hd] : [(bh / heads) * s, heads * hd];
+    this.outputShape = layoutShape(layout, bh, s, hd, heads);
     this.workgroupSize = [this.block, 1, 1];
     this.dispatch = [bh * Math.ceil(s / this.block), 1, 1];
     this.shaderKey = `loopFlash_${which}_${hd}_${this.block}_${masked}_${layout}`;

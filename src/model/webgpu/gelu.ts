@@ -2,7 +2,8 @@
  * Fused y = GELU(x W + b) (tanh approximation, as gpt.ts's gelu) as a tfjs WebGPU kernel: one
  * dispatch forward (a 16x16-tiled matmul with bias and GELU in its epilogue), four backward:
  * dz = dy * GELU'(x W + b) by the same tiled program (z recomputed, not stored), then tfjs's own
- * dx = dz W^T, dW = x^T dz, and db = sum_n dz by linear.ts's column sum. Plus the reference in plain tfjs ops.
+ * dx = dz W^T, dW = x^T dz, and db = sum_n dz by linear.ts's column sum. Plus the reference in
+ * plain tfjs ops.
  */
 import * as tf from "@tensorflow/tfjs";
 import {

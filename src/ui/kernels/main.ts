@@ -163,6 +163,14 @@ interface AttnCase {
   masked: boolean;
 }
 
+/** Runs `run` and reads its outputs back: the outputs and the GPU dispatches they took. */
+async function counted(run: () => tf.Tensor[]): Promise<[tf.Tensor[], number]> {
+  const before = dispatches;
+  const out = run();
+  await Promise.all(out.map((t) => t.data()));
+  return [out, dispatches - before];
+}
+
 /** A key mask [B, S] with padding: row 0 left-padded by 3, other rows random holes. */
 function makeMask(rand: () => number, b: number, s: number): tf.Tensor2D {
   const vals = new Float32Array(b * s);
@@ -180,18 +188,14 @@ async function checkAttention(c: AttnCase, seed: number): Promise<KernelCheck> {
   const v = randn<tf.Rank.R3>(rand, [bh, c.s, c.hd]);
   const w = randn<tf.Rank.R3>(rand, [bh, c.t, c.hd]);
   const mask = c.masked ? makeMask(rand, c.b, c.s) : undefined;
-  const before = dispatches;
-  const mine = attentionWithGrads(fusedAttention, q, k, v, w, mask);
-  await Promise.all(mine.map((t) => t.data()));
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = attentionWithGrads(referenceAttention, q, k, v, w, mask);
-  await Promise.all(ref.map((t) => t.data()));
-  const refDispatches = dispatches - before2;
+  const [mine, kernelDispatches] = await counted(() =>
+    attentionWithGrads(fusedAttention, q, k, v, w, mask),
+  );
+  const [ref, refDispatches] = await counted(() =>
+    attentionWithGrads(referenceAttention, q, k, v, w, mask),
+  );
   const names = ["out", "dq", "dk", "dv"];
-  const diffs: Record<string, number> = {};
-  for (let i = 0; i < names.length; i++)
-    diffs[names[i] as string] = await maxAbsDiff(mine[i] as tf.Tensor, ref[i] as tf.Tensor);
+  const diffs = await diffsOf(names, mine, ref);
   tf.dispose([...mine, ...ref, q, k, v, w, ...(mask ? [mask] : [])]);
   return {
     name: `attention B=${c.b} H=${c.h} T=${c.t} S=${c.s} hd=${c.hd}${c.masked ? " masked" : ""}`,
@@ -224,18 +228,9 @@ async function checkAttentionPacked(
     )([qkv]);
     return [out, grad as tf.Tensor];
   };
-  const before = dispatches;
-  const mine = run(fusedAttentionPacked);
-  await Promise.all(mine.map((x) => x.data()));
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = run(referenceAttentionPacked);
-  await Promise.all(ref.map((x) => x.data()));
-  const refDispatches = dispatches - before2;
-  const diffs = {
-    out: await maxAbsDiff(mine[0] as tf.Tensor, ref[0] as tf.Tensor),
-    dqkv: await maxAbsDiff(mine[1] as tf.Tensor, ref[1] as tf.Tensor),
-  };
+  const [mine, kernelDispatches] = await counted(() => run(fusedAttentionPacked));
+  const [ref, refDispatches] = await counted(() => run(referenceAttentionPacked));
+  const diffs = await diffsOf(["out", "dqkv"], mine, ref);
   tf.dispose([...mine, ...ref, qkv, w, mask]);
   return {
     name: `attentionPacked B=${b} H=${h} T=${t} hd=${hd} masked`,
@@ -332,18 +327,10 @@ async function checkLayerNorm(n: number, d: number, seed: number): Promise<Kerne
     )([x, g, b]);
     return [out, ...grads];
   };
-  const before = dispatches;
-  const mine = run((a, c, e) => layerNorm(a, c, e));
-  await Promise.all(mine.map((t) => t.data()));
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = run((a, c, e) => referenceLayerNorm(a, c, e));
-  await Promise.all(ref.map((t) => t.data()));
-  const refDispatches = dispatches - before2;
+  const [mine, kernelDispatches] = await counted(() => run((a, c, e) => layerNorm(a, c, e)));
+  const [ref, refDispatches] = await counted(() => run((a, c, e) => referenceLayerNorm(a, c, e)));
   const names = ["out", "dx", "dgamma", "dbeta"];
-  const diffs: Record<string, number> = {};
-  for (let i = 0; i < names.length; i++)
-    diffs[names[i] as string] = await maxAbsDiff(mine[i] as tf.Tensor, ref[i] as tf.Tensor);
+  const diffs = await diffsOf(names, mine, ref);
   tf.dispose([...mine, ...ref, x, g, b, w]);
   return {
     name: `layerNorm N=${n} d=${d}`,
@@ -378,18 +365,10 @@ async function checkAffine(
     )([x, w, b], dy);
     return [out, ...grads];
   };
-  const before = dispatches;
-  const mine = run(kernel);
-  await Promise.all(mine.map((t) => t.data()));
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = run(reference);
-  await Promise.all(ref.map((t) => t.data()));
-  const refDispatches = dispatches - before2;
+  const [mine, kernelDispatches] = await counted(() => run(kernel));
+  const [ref, refDispatches] = await counted(() => run(reference));
   const names = ["out", "dx", "dw", "db"];
-  const diffs: Record<string, number> = {};
-  for (let i = 0; i < names.length; i++)
-    diffs[names[i] as string] = await maxAbsDiff(mine[i] as tf.Tensor, ref[i] as tf.Tensor);
+  const diffs = await diffsOf(names, mine, ref);
   tf.dispose([...mine, ...ref, x, w, b, dy]);
   return {
     name: `${name} N=${n} K=${k} M=${m}`,
@@ -565,14 +544,8 @@ async function checkEmbedSum(
     )(tables);
     return [out, ...grads];
   };
-  const before = dispatches;
-  const mine = run(embedSum);
-  await Promise.all(mine.map((t) => t.data()));
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = run(referenceEmbedSum);
-  await Promise.all(ref.map((t) => t.data()));
-  const refDispatches = dispatches - before2;
+  const [mine, kernelDispatches] = await counted(() => run(embedSum));
+  const [ref, refDispatches] = await counted(() => run(referenceEmbedSum));
   const diffs: Record<string, number> = {
     out: await maxAbsDiff(mine[0] as tf.Tensor, ref[0] as tf.Tensor),
   };
