@@ -252,14 +252,12 @@ async function checkDecode(seed: number): Promise<KernelCheck> {
   const mask = tf.tidy(() =>
     tf.concat([makeMask(rand, b - 1, smax), tf.zeros([1, smax])], 0),
   ) as tf.Tensor2D;
-  const before = dispatches;
-  const mine = decodeAttention(q, kc, vc, mask, { length });
-  await mine.data();
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = referenceDecodeAttention(q, kc, vc, mask, { length });
-  await ref.data();
-  const refDispatches = dispatches - before2;
+  const [[mine], kernelDispatches] = await counted(() => [
+    decodeAttention(q, kc, vc, mask, { length }),
+  ]);
+  const [[ref], refDispatches] = await counted(() => [
+    referenceDecodeAttention(q, kc, vc, mask, { length }),
+  ]);
   // Full length, no explicit bound.
   const mineFull = decodeAttention(q, kc, vc, mask);
   const refFull = referenceDecodeAttention(q, kc, vc, mask);
@@ -286,10 +284,8 @@ async function checkWriteKV(seed: number): Promise<KernelCheck> {
   const expected2 = referenceWriteKV(expected1, kv2, 8);
   // Read the cache back first: the kernel must not leave stale CPU-cached values behind.
   await cache0.data();
-  const before = dispatches;
-  const cache1 = writeKV(cache0, kv1, 3);
-  await cache1.data();
-  const kernelDispatches = dispatches - before;
+  const [[written], kernelDispatches] = await counted(() => [writeKV(cache0, kv1, 3)]);
+  const cache1 = written as tf.Tensor3D;
   const afterFirstWrite = await maxAbsDiff(cache1, expected1);
   // 0: the input tensor sees the write (in place, one buffer).
   const inputAliasesOutput = await maxAbsDiff(cache0, cache1);
@@ -297,10 +293,7 @@ async function checkWriteKV(seed: number): Promise<KernelCheck> {
   const cache2 = writeKV(cache1, kv2, 8);
   cache1.dispose();
   const afterSecondWrite = await maxAbsDiff(cache2, expected2);
-  const before2 = dispatches;
-  const r = referenceWriteKV(expected1, kv2, 8);
-  await r.data();
-  const refDispatches = dispatches - before2;
+  const [[r], refDispatches] = await counted(() => [referenceWriteKV(expected1, kv2, 8)]);
   tf.dispose([r, cache2, expected1, expected2, kv1, kv2]);
   return {
     name: "writeKV [4, 10, 8]: rows 3-4, then 8-9, in place",
@@ -426,16 +419,16 @@ async function checkDecodeLayer(seed: number): Promise<KernelCheck> {
   const mask = tf.tidy(() =>
     tf.concat([makeMask(rand, 2, P + 1), tf.oneHot([P], P + 1).toFloat()], 0),
   ) as tf.Tensor2D;
-  const before = dispatches;
-  const mine = decodeLayer(x, wts, pk, pv, mask);
-  await Promise.all([mine.x.data(), mine.k.data(), mine.v.data()]);
-  const kernelDispatches = dispatches - before;
-  const before2 = dispatches;
-  const ref = referenceDecodeLayer(x, wts, pk, pv, mask);
-  await Promise.all([ref.x.data(), ref.k.data(), ref.v.data()]);
-  const refDispatches = dispatches - before2;
-  const diffs = await diffsOf(["x", "k", "v"], [mine.x, mine.k, mine.v], [ref.x, ref.k, ref.v]);
-  tf.dispose([mine.x, mine.k, mine.v, ref.x, ref.k, ref.v, x, pk, pv, mask, ...Object.values(wts)]);
+  const [mine, kernelDispatches] = await counted(() => {
+    const r = decodeLayer(x, wts, pk, pv, mask);
+    return [r.x, r.k, r.v];
+  });
+  const [ref, refDispatches] = await counted(() => {
+    const r = referenceDecodeLayer(x, wts, pk, pv, mask);
+    return [r.x, r.k, r.v];
+  });
+  const diffs = await diffsOf(["x", "k", "v"], mine, ref);
+  tf.dispose([...mine, ...ref, x, pk, pv, mask, ...Object.values(wts)]);
   return {
     name: `decodeLayer B=${B} H=${H} P=${P} hd=${hd} mlp=${m}`,
     diffs,
